@@ -1,0 +1,1 @@
+"""Russian Solitaire game server."""

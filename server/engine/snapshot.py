@@ -1,0 +1,84 @@
+"""A compact text form of a whole game state that round-trips, undo history included.
+
+    S1|RU1-C-AAAAABB|active|35|12|1.0.0.2|0:5S/1:6S4H7S|0.45.1.3.2.1.30,1.0.2.7.1.0.35
+
+Fields: format, code, status, score, moves, the four foundation counts, the columns as
+`<face-down count>:<cards bottom first>`, and the undo history (oldest first), each record as
+its seven integers. The server stores it as the game's snapshot and rebuilds the game from it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from server.engine.cards import Card, card_text
+from server.engine.codes import DealCode
+from server.engine.errors import NotationError
+from server.engine.game import UNDO_LIMIT, Game, Record, Status
+
+FORMAT: Final = "S1"
+
+
+def dumps(game: Game) -> str:
+    columns = "/".join(
+        f"{down}:{''.join(card_text(c) for c in column)}"
+        for column, down in zip(game.columns, game.down, strict=True)
+    )
+    history = ",".join(".".join(str(int(v)) for v in record) for record in game.history)
+    foundations = ".".join(str(n) for n in game.foundations)
+    return "|".join(
+        (
+            FORMAT,
+            str(game.code),
+            game.status.value,
+            str(game.score),
+            str(game.moves),
+            foundations,
+            columns,
+            history,
+        )
+    )
+
+
+def loads(text: str) -> Game:
+    """Rebuild a game from `dumps()` output; malformed text raises `NotationError`."""
+    try:
+        return _loads(text)
+    except NotationError:
+        raise
+    except (ValueError, IndexError, KeyError) as exc:
+        raise NotationError("snapshot", text[:80], str(exc)) from None
+
+
+def _loads(text: str) -> Game:
+    fmt, code, status, score, moves, foundations, columns_text, history_text = text.split("|")
+    if fmt != FORMAT:
+        raise NotationError("snapshot", text[:80], f"unknown format {fmt!r}")
+    found = [int(n) for n in foundations.split(".")]
+    columns: list[list[int]] = []
+    down: list[int] = []
+    for part in columns_text.split("/"):
+        d, _, cards = part.partition(":")
+        columns.append([Card.parse(cards[i : i + 2]) + 0 for i in range(0, len(cards), 2)])
+        down.append(int(d))
+    history: list[Record] = []
+    if history_text:
+        for item in history_text.split(","):
+            k, card, src, to, count, flipped, before = (int(v) for v in item.split("."))
+            history.append((k, card, src, to, count, bool(flipped), before))
+    if len(columns) != 7 or len(found) != 4 or len(history) > UNDO_LIMIT:
+        raise NotationError("snapshot", text[:80], "wrong number of columns or foundations")
+    seen = sorted(c for col in columns for c in col)
+    seen += [s * 13 + r for s, n in enumerate(found) for r in range(n)]
+    if sorted(seen) != list(range(52)):
+        raise NotationError("snapshot", text[:80], "the cards are not one whole deck")
+    return Game(
+        DealCode.parse(code),
+        columns,
+        down,
+        found,
+        score=int(score),
+        moves=int(moves),
+        status=Status(status),
+        history=history,
+    )
