@@ -1,0 +1,89 @@
+"""CORS for `/api/*` and the per-client rate limit (SPEC 2.7)."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from server.api.problems import Handler, problem_response
+
+ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, Accept-Language"
+EXPOSED_HEADERS = "Location, Retry-After, Link, Content-Language, Idempotent-Replayed"
+ALLOWED_METHODS = "GET, POST, PATCH, OPTIONS"
+
+
+@web.middleware
+async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Lets a page from any origin use the API (there are no cookies: tokens are explicit)."""
+    if not request.path.startswith("/api/"):
+        return await handler(request)
+    origin = request.headers.get("Origin")
+    if request.method == "OPTIONS" and origin:
+        return web.Response(
+            status=204,
+            headers={
+                "Access-Control-Allow-Origin": "*",
+                "Access-Control-Allow-Methods": ALLOWED_METHODS,
+                "Access-Control-Allow-Headers": ALLOWED_HEADERS,
+                "Access-Control-Max-Age": "86400",
+            },
+        )
+    response = await handler(request)
+    if origin:
+        response.headers["Access-Control-Allow-Origin"] = "*"
+        response.headers["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
+    return response
+
+
+class RateLimiter:
+    """A token bucket per client: `rate` requests a second, bursts of up to `rate`.
+
+    A client is its bearer token when it sends one, else its address.
+    """
+
+    MAX_CLIENTS = 50_000
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.capacity = max(1.0, rate)
+        self.buckets: dict[str, tuple[float, float]] = {}
+
+    def take(self, client: str, now: float) -> float:
+        """0 when the request may go ahead, else the seconds to wait."""
+        tokens, last = self.buckets.get(client, (self.capacity, now))
+        tokens = min(self.capacity, tokens + (now - last) * self.rate)
+        if tokens >= 1.0:
+            self.buckets[client] = (tokens - 1.0, now)
+            if len(self.buckets) > self.MAX_CLIENTS:
+                self._forget_idle(now)
+            return 0.0
+        self.buckets[client] = (tokens, now)
+        return (1.0 - tokens) / self.rate
+
+    def _forget_idle(self, now: float) -> None:
+        full = self.capacity / self.rate
+        for client, (_, last) in list(self.buckets.items()):
+            if now - last >= full:
+                del self.buckets[client]
+
+    def middleware(self) -> Middleware:
+        @web.middleware
+        async def rate_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
+            if not request.path.startswith("/api/") or request.method == "OPTIONS":
+                return await handler(request)
+            client = request.headers.get("Authorization") or request.remote or "?"
+            wait = self.take(client, time.monotonic())
+            if wait > 0:
+                return problem_response(
+                    429,
+                    "too-many-requests",
+                    "Too many requests",
+                    f"Slow down: at most {self.rate:g} requests a second.",
+                    headers={"Retry-After": str(max(1, math.ceil(wait)))},
+                )
+            return await handler(request)
+
+        return rate_limit

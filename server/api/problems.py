@@ -1,0 +1,167 @@
+"""The one place where errors become RFC 9457 problem documents (`application/problem+json`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from aiohttp import web
+from pydantic import BaseModel, ValidationError
+
+from server.engine import IllegalMove, NotationError
+from server.engine.messages import negotiate, title
+from server.errors import ServiceError
+
+log = logging.getLogger(__name__)
+
+PROBLEM_BASE = "/problems/"
+CONTENT_TYPE = "application/problem+json"
+
+M = TypeVar("M", bound=BaseModel)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Problem(Exception):
+    """A problem raised by a handler: it becomes the response as it is."""
+
+    def __init__(
+        self,
+        status: int,
+        slug: str,
+        title: str,
+        detail: str,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.slug = slug
+        self.title = title
+        self.detail = detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def problem_body(status: int, slug: str, title: str, detail: str, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "type": PROBLEM_BASE + slug,
+        "title": title,
+        "status": status,
+        "detail": detail,
+    }
+    body.update(extra)
+    return body
+
+
+def problem_response(
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> web.Response:
+    return web.Response(
+        status=status,
+        text=json.dumps(problem_body(status, slug, title, detail, **extra), ensure_ascii=False),
+        content_type=CONTENT_TYPE,
+        headers=headers,
+    )
+
+
+def illegal_move_body(exc: IllegalMove, lang: str) -> dict[str, Any]:
+    return problem_body(
+        422,
+        "illegal-move",
+        "Illegal move",
+        exc.explain(lang),
+        rule=exc.rule,
+        rule_title=title(exc.rule, lang),
+    )
+
+
+def validation_errors(exc: ValidationError) -> list[dict[str, str]]:
+    errors = []
+    for error in exc.errors(include_url=False, include_input=False):
+        field = ".".join(str(part) for part in error["loc"]) or "body"
+        message = error["msg"]
+        ctx = error.get("ctx") or {}
+        if isinstance(ctx.get("error"), NotationError):
+            message = str(ctx["error"])
+        errors.append({"field": field, "message": message})
+    return errors
+
+
+def validation_problem(errors: list[dict[str, str]]) -> Problem:
+    summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    return Problem(422, "validation-error", "Validation error", summary, errors=errors)
+
+
+async def read_json(request: web.Request, model: type[M]) -> M:
+    """The request body parsed as JSON and validated by `model` (400 / 413 / 422)."""
+    raw = await request.read()
+    try:
+        data = json.loads(raw) if raw.strip() else None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise Problem(
+            400, "malformed-json", "Malformed JSON", f"The body is not JSON: {exc}."
+        ) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise validation_problem([{"field": "body", "message": "expected a JSON object"}])
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_problem(validation_errors(exc)) from None
+
+
+def _http_problem(exc: web.HTTPException) -> web.Response:
+    headers: dict[str, str] = {}
+    slugs = {
+        404: ("not-found", "Not found", "There is nothing at this address."),
+        405: ("method-not-allowed", "Method not allowed", "This method is not allowed here."),
+        413: (
+            "payload-too-large",
+            "Payload too large",
+            "The request body is larger than this server accepts.",
+        ),
+    }
+    slug, name, detail = slugs.get(
+        exc.status, ("http-error", exc.reason or "Error", exc.text or exc.reason or "Error")
+    )
+    if isinstance(exc, web.HTTPMethodNotAllowed):
+        headers["Allow"] = ", ".join(sorted(exc.allowed_methods))
+    return problem_response(exc.status, slug, name, detail, headers=headers)
+
+
+@web.middleware
+async def problem_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except Problem as p:
+        return problem_response(p.status, p.slug, p.title, p.detail, p.headers, **p.extra)
+    except IllegalMove as exc:
+        lang = negotiate(request.headers.get("Accept-Language"))
+        body = illegal_move_body(exc, lang)
+        return web.Response(
+            status=422,
+            text=json.dumps(body, ensure_ascii=False),
+            content_type=CONTENT_TYPE,
+            headers={"Content-Language": lang},
+        )
+    except NotationError as exc:
+        return problem_response(422, "validation-error", "Validation error", str(exc))
+    except ServiceError as exc:
+        return problem_response(exc.status, exc.slug, exc.title, exc.detail, **exc.extra)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return _http_problem(exc)
+    except Exception:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return problem_response(
+            500, "internal-error", "Internal server error", "The server failed to answer."
+        )

@@ -1,0 +1,59 @@
+"""Replays: download (`/api/v1/games/{id}/replay`) and verification (SPEC 2.4)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from server.api.common import json_response, path_id, service
+from server.api.problems import read_json, validation_problem
+from server.api.schemas import ReplayIn
+from server.api.views import deal_json, replay_json
+from server.engine import DealCode, Game
+from server.service import verify_replay
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/api/v1/games/{id}/replay")
+async def download(request: web.Request) -> web.Response:
+    view, log = await service(request).move_log(path_id(request))
+    return json_response(replay_json(view, log))
+
+
+@routes.post("/api/v1/replays/verify")
+async def verify(request: web.Request) -> web.Response:
+    body = await read_json(request, ReplayIn)
+    code = DealCode.parse(body.code)
+    actions: list[str] = []
+    for index, item in enumerate(body.actions):
+        move = item.get("move") if isinstance(item, dict) else item
+        if not isinstance(move, str):
+            raise validation_problem(
+                [{"field": f"actions.{index}", "message": "expected {'move': '<move text>'}"}]
+            )
+        actions.append(move)
+    if body.deal is not None and body.deal != deal_json(Game.deal(code)):
+        return json_response(
+            {
+                "valid": False,
+                "status": None,
+                "score": None,
+                "moves": None,
+                "failed_index": None,
+                "rule": "deal_mismatch",
+                "reason": f"The deal is not the deal of {code}.",
+            }
+        )
+    result = verify_replay(code, actions, body.result)
+    return json_response(
+        {
+            "valid": result.valid,
+            "code": str(code),
+            "status": result.status,
+            "score": result.score,
+            "moves": result.moves,
+            "failed_index": result.failed_index,
+            "rule": result.rule,
+            "reason": result.reason,
+        }
+    )

@@ -1,0 +1,121 @@
+"""Pydantic models of the request bodies (the wire format in; see views.py for out)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+from server.engine import Card, DealCode, Rule, parse_place
+from server.service import ActionRequest
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NewPlayerIn(Strict):
+    name: Name
+
+    @field_validator("name")
+    @classmethod
+    def printable(cls, value: str) -> str:
+        if not value.isprintable():
+            raise ValueError("the name must be printable text")
+        return value
+
+
+class NewGameIn(Strict):
+    rule: Rule | None = None
+    code: str | None = Field(default=None, max_length=32)
+
+    @field_validator("code")
+    @classmethod
+    def valid_code(cls, value: str | None) -> str | None:
+        if value is not None:
+            DealCode.parse(value)
+        return value
+
+    @model_validator(mode="after")
+    def rule_matches_code(self) -> NewGameIn:
+        if (
+            self.code is not None
+            and self.rule is not None
+            and DealCode.parse(self.code).rule is not self.rule
+        ):
+            raise ValueError("the rule does not match the rule letter of the code")
+        return self
+
+    def deal_code(self) -> DealCode | None:
+        return DealCode.parse(self.code) if self.code is not None else None
+
+
+class ActionIn(Strict):
+    """One action: a move `{card, to}`, `{action: tap|double_tap, card}` or `{action: undo}`."""
+
+    action: Literal["move", "tap", "double_tap", "undo"] = "move"
+    card: str | None = Field(default=None, max_length=8)
+    to: str | None = Field(default=None, max_length=8)
+    expected_version: int | None = Field(default=None, ge=0, le=2**31 - 1)
+
+    @field_validator("card")
+    @classmethod
+    def valid_card(cls, value: str | None) -> str | None:
+        if value is not None:
+            Card.parse(value)
+        return value
+
+    @field_validator("to")
+    @classmethod
+    def valid_place(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_place(value)
+        return value
+
+    @model_validator(mode="after")
+    def fields_of_action(self) -> ActionIn:
+        needs_card = self.action != "undo"
+        needs_to = self.action == "move"
+        if needs_card and self.card is None:
+            raise ValueError(f"a {self.action} needs a card")
+        if not needs_card and self.card is not None:
+            raise ValueError("an undo takes no card")
+        if needs_to and self.to is None:
+            raise ValueError("a move needs a place 'to' (t1..t7 or f)")
+        if not needs_to and self.to is not None:
+            raise ValueError(f"a {self.action} takes no 'to'")
+        return self
+
+    def request(self) -> ActionRequest:
+        return ActionRequest(
+            kind=self.action,
+            card=Card.parse(self.card) if self.card is not None else None,
+            to=parse_place(self.to) if self.to is not None else None,
+            expected_version=self.expected_version,
+        )
+
+
+class ReplayIn(BaseModel):
+    """A replay document to verify; unknown fields are ignored (they are not checked)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    code: str = Field(max_length=32)
+    actions: list[Any] = Field(max_length=100_000)
+    result: dict[str, Any] | None = None
+    deal: Any = None
+
+    @field_validator("code")
+    @classmethod
+    def valid_code(cls, value: str) -> str:
+        DealCode.parse(value)
+        return value

@@ -1,0 +1,41 @@
+"""`create_app(settings)`: wiring only, no work at import time."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from server.api import games, health, players, replays
+from server.api.middleware import RateLimiter, cors_middleware
+from server.api.problems import problem_middleware
+from server.keys import ENGINE, SERVICE, SETTINGS
+from server.service import GameService
+from server.settings import Settings
+from server.store.db import make_engine, migrate_async, sessionmakers
+
+
+async def database(app: web.Application) -> AsyncIterator[None]:
+    """Creates (and migrates) the database engine, and disposes of it at shutdown."""
+    settings = app[SETTINGS]
+    if settings.migrate:
+        await migrate_async(settings.database_url)
+    engine = make_engine(settings.database_url)
+    readers, writers = sessionmakers(engine)
+    app[ENGINE] = engine
+    app[SERVICE] = GameService(readers, writers)
+    yield
+    await engine.dispose()
+
+
+def create_app(settings: Settings) -> web.Application:
+    middlewares: list[Middleware] = [cors_middleware, problem_middleware]
+    if settings.rate_limit > 0:
+        middlewares.insert(1, RateLimiter(settings.rate_limit).middleware())
+    app = web.Application(middlewares=middlewares, client_max_size=settings.body_limit)
+    app[SETTINGS] = settings
+    app.cleanup_ctx.append(database)
+    for module in (health, players, games, replays):
+        app.router.add_routes(module.routes)
+    return app

@@ -1,0 +1,13 @@
+"""Every typed application key, in one place."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.service import GameService
+from server.settings import Settings
+
+SETTINGS = web.AppKey("settings", Settings)
+ENGINE = web.AppKey("engine", AsyncEngine)
+SERVICE = web.AppKey("service", GameService)

@@ -1,0 +1,373 @@
+"""The use-cases: each opens one transaction, loads what it needs (the game locked), asks the
+engine, writes the move log and the game, and commits.
+
+Handlers in `server.api` parse and authenticate, call one of these, and serialize the result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from server.engine import (
+    UNDO,
+    Action,
+    Card,
+    DealCode,
+    Game,
+    IllegalMove,
+    Move,
+    Rule,
+    Status,
+    replay,
+)
+from server.engine.snapshot import dumps, loads
+from server.errors import (
+    Busy,
+    Forbidden,
+    IdempotencyKeyReused,
+    NotFound,
+    Unauthorized,
+    VersionConflict,
+)
+from server.store import queries
+from server.store.models import MoveRow
+from server.store.queries import GameRecord
+
+Clock = Callable[[], int]
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The authenticated player of a request."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewPlayer:
+    id: str
+    name: str
+    token: str
+
+
+@dataclass(slots=True)
+class GameView:
+    """A game as loaded: its row (metadata), its player's name and its engine state."""
+
+    row: GameRecord
+    player_name: str
+    game: Game
+    now_ms: int
+
+    @property
+    def elapsed_ms(self) -> int:
+        row = self.row
+        if row.elapsed_ms is not None:
+            return row.elapsed_ms
+        if row.started_ms is None:
+            return 0
+        return max(0, self.now_ms - row.started_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRequest:
+    """What a client asked for: `kind` is move, tap, double_tap or undo."""
+
+    kind: str
+    card: Card | None = None
+    to: int | None = None
+    expected_version: int | None = None
+
+    def fingerprint(self, game_id: str) -> str:
+        text = f"{game_id}|{self.kind}|{self.card}|{self.to}|{self.expected_version}"
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ActResult:
+    move: str
+    view: GameView
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResponse:
+    """The first response to an idempotent request, returned again for its retries."""
+
+    status: int
+    body: str
+
+
+class GameService:
+    def __init__(
+        self,
+        readers: async_sessionmaker[AsyncSession],
+        writers: async_sessionmaker[AsyncSession],
+        clock: Clock = wall_clock_ms,
+    ) -> None:
+        self.readers = readers
+        self.writers = writers
+        self.clock = clock
+        self._principals: OrderedDict[str, Principal] = OrderedDict()
+
+    # ---------------------------------------------------------------- players
+
+    async def create_player(self, name: str) -> NewPlayer:
+        token = secrets.token_urlsafe(32)
+        player_id = str(uuid.uuid4())
+        async with self.writers.begin() as session:
+            await queries.insert_player(
+                session,
+                id=player_id,
+                name=name,
+                token_hash=hash_token(token),
+                created_ms=self.clock(),
+                double_click=True,
+                placement_help=True,
+                interactive_rules=True,
+                auto_placement=False,
+            )
+        return NewPlayer(player_id, name, token)
+
+    async def authenticate(self, token: str) -> Principal:
+        """The player whose token this is; tokens never change, so they are cached."""
+        token_hash = hash_token(token)
+        cached = self._principals.get(token_hash)
+        if cached is not None:
+            return cached
+        async with self.readers.begin() as session:
+            found = await queries.player_by_token_hash(session, token_hash)
+        if found is None:
+            raise Unauthorized("The bearer token is not valid.")
+        principal = Principal(*found)
+        self._principals[token_hash] = principal
+        if len(self._principals) > 10_000:
+            self._principals.popitem(last=False)
+        return principal
+
+    # ---------------------------------------------------------------- games
+
+    async def create_game(
+        self, player: Principal, rule: Rule | None, code: DealCode | None
+    ) -> GameView:
+        chosen = code is not None
+        if code is None:
+            code = DealCode(rule or Rule.CLASSIC, secrets.randbelow(26**7))
+        game = Game.deal(code)
+        now = self.clock()
+        values = {
+            "id": str(uuid.uuid4()),
+            "player_id": player.id,
+            "code": str(code),
+            "rule": code.rule.value,
+            "chosen": chosen,
+            "status": game.status.value,
+            "score": 0,
+            "moves": 0,
+            "version": 0,
+            "snapshot": dumps(game),
+            "created_ms": now,
+            "started_ms": None,
+            "finished_ms": None,
+            "elapsed_ms": None,
+            "assisted": False,
+        }
+        async with self.writers.begin() as session:
+            await queries.insert_game(session, **values)
+        return GameView(GameRecord(**values), player.name, game, now)  # type: ignore[arg-type]
+
+    async def get_game(self, game_id: str) -> GameView:
+        async with self.readers.begin() as session:
+            return await self._load(session, game_id, lock=False)
+
+    async def move_log(self, game_id: str) -> tuple[GameView, list[MoveRow]]:
+        async with self.readers.begin() as session:
+            view = await self._load(session, game_id, lock=False)
+            return view, await queries.move_log(session, game_id)
+
+    async def targets(self, game_id: str, card: Card) -> list[int]:
+        view = await self.get_game(game_id)
+        return view.game.targets(card)
+
+    async def act(
+        self,
+        player: Principal,
+        game_id: str,
+        request: ActionRequest,
+        idempotency_key: str | None = None,
+        render: Callable[[ActResult], str] | None = None,
+    ) -> ActResult | StoredResponse:
+        """Apply one action to a game in one transaction (SPEC 2.3).
+
+        With an idempotency key, the first response is stored with the action, and a retry
+        (also one that arrives at the same time: it waits for the game's lock) gets it back.
+        """
+        try:
+            async with self.writers.begin() as session:
+                view = await self._load(session, game_id, lock=True)
+                row = view.row
+                if row.player_id != player.id:
+                    raise Forbidden("This game belongs to another player.")
+                fingerprint = request.fingerprint(game_id) if idempotency_key else ""
+                if idempotency_key:
+                    stored = await queries.idempotency_record(session, player.id, idempotency_key)
+                    if stored is not None:
+                        if stored.fingerprint != fingerprint:
+                            raise IdempotencyKeyReused(
+                                "This Idempotency-Key was already used for another request."
+                            )
+                        return StoredResponse(stored.status_code, stored.body)
+                if request.expected_version is not None and (
+                    request.expected_version != row.version
+                ):
+                    raise VersionConflict(
+                        f"The game is at version {row.version}, not {request.expected_version}.",
+                        version=row.version,
+                    )
+                game = view.game
+                action = resolve(game, request)
+                game.play(action)
+                result = await self._record(session, view, str(action), action)
+                if idempotency_key and render is not None:
+                    await queries.insert_idempotency_record(
+                        session,
+                        player_id=player.id,
+                        key=idempotency_key,
+                        fingerprint=fingerprint,
+                        status_code=200,
+                        body=render(result),
+                        created_ms=view.now_ms,
+                    )
+                return result
+        except IntegrityError:
+            raise Busy("Another action on this game was applied at the same moment.") from None
+
+    async def abandon(self, player: Principal, game_id: str) -> GameView:
+        async with self.writers.begin() as session:
+            view = await self._load(session, game_id, lock=True)
+            row = view.row
+            if row.player_id != player.id:
+                raise Forbidden("This game belongs to another player.")
+            view.game.abandon()
+            now = view.now_ms
+            elapsed = view.elapsed_ms
+            await queries.update_game(
+                session,
+                game_id,
+                status=Status.ABANDONED.value,
+                version=row.version + 1,
+                snapshot=dumps(view.game),
+                finished_ms=now,
+                elapsed_ms=elapsed,
+            )
+            row.status = Status.ABANDONED.value
+            row.version += 1
+            row.finished_ms = now
+            row.elapsed_ms = elapsed
+            return view
+
+    # ---------------------------------------------------------------- internals
+
+    async def _load(self, session: AsyncSession, game_id: str, *, lock: bool) -> GameView:
+        found = await queries.load_game(session, game_id, lock=lock)
+        if found is None:
+            raise NotFound(f"There is no game {game_id!r}.")
+        row, name = found
+        return GameView(row, name, loads(row.snapshot), self.clock())
+
+    async def _record(
+        self, session: AsyncSession, view: GameView, text: str, action: Action
+    ) -> ActResult:
+        row, game = view.row, view.game
+        now = view.now_ms
+        started = row.started_ms if row.started_ms is not None else now
+        seq = row.version + 1
+        await queries.append_move(session, row.id, seq, text, game.score, now)
+        values: dict[str, object] = {
+            "status": game.status.value,
+            "score": game.score,
+            "moves": game.moves,
+            "version": seq,
+            "snapshot": dumps(game),
+            "started_ms": started,
+        }
+        if game.status is Status.WON:
+            values["finished_ms"] = now
+            values["elapsed_ms"] = now - started
+        await queries.update_game(session, row.id, **values)
+        for name, value in values.items():
+            setattr(row, name, value)
+        return ActResult(text, view)
+
+
+def resolve(game: Game, request: ActionRequest) -> Action:
+    """The engine action for a request: taps are resolved by the engine (SPEC 1.7)."""
+    if request.kind == "undo":
+        return UNDO
+    assert request.card is not None
+    if request.kind == "tap":
+        return game.resolve_tap(request.card)
+    if request.kind == "double_tap":
+        return game.resolve_double_tap(request.card)
+    assert request.to is not None
+    return Move(request.card, request.to)
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    valid: bool
+    status: str
+    score: int
+    moves: int
+    failed_index: int | None
+    rule: str | None
+    reason: str | None
+
+
+def verify_replay(
+    code: DealCode, actions: list[str], claimed: dict[str, object] | None
+) -> Verification:
+    """Replay `actions` on the deal of `code` and compare with the claimed result."""
+    result = replay(code, actions)
+    game = result.game
+    status, score, moves = game.status.value, game.score, game.moves
+    if not result.valid:
+        return Verification(
+            False, status, score, moves, result.failed_index, result.rule, result.error
+        )
+    if claimed:
+        claimed_status = claimed.get("status")
+        if claimed_status == Status.ABANDONED.value and game.status is Status.ACTIVE:
+            status = Status.ABANDONED.value
+        for name, actual in (("status", status), ("score", score), ("moves", moves)):
+            if name in claimed and claimed[name] != actual:
+                return Verification(
+                    False,
+                    status,
+                    score,
+                    moves,
+                    None,
+                    "result_mismatch",
+                    f"The actions lead to {name} {actual!r}, not {claimed[name]!r}.",
+                )
+    return Verification(True, status, score, moves, None, None, None)
+
+
+__all__ = ["GameService", "IllegalMove"]

@@ -1,0 +1,95 @@
+"""Settings from the command line and the environment, validated once (SPEC 2.8)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+DEFAULT_DATABASE_URL = "sqlite:///solitaire.db"
+DEFAULT_RATE_LIMIT = 50.0
+"""Requests per second per client; comfortably above a player acting 20 times a second."""
+DEFAULT_BODY_LIMIT = 256 * 1024
+"""Bytes; enough for the replay of a very long game, small enough to refuse floods (413)."""
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message says which and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    database_url: str = DEFAULT_DATABASE_URL
+    rate_limit: float = DEFAULT_RATE_LIMIT
+    body_limit: int = DEFAULT_BODY_LIMIT
+    migrate: bool = True
+
+    @property
+    def async_database_url(self) -> str:
+        return async_url(self.database_url)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.async_database_url.startswith("sqlite")
+
+
+def async_url(url: str) -> str:
+    """The SQLAlchemy URL with the async driver for a user-facing database URL.
+
+    `sqlite:///relative.db`, `sqlite:////absolute.db` and `postgresql://user:pw@host:port/db`
+    (also `postgres://`) are accepted; URLs that already name a driver are kept if it is async.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep or not rest:
+        raise SettingsError(f"database URL {url!r} is not a URL such as sqlite:///solitaire.db")
+    scheme = scheme.lower()
+    if scheme in ("sqlite", "sqlite+aiosqlite"):
+        return f"sqlite+aiosqlite://{rest}"
+    if scheme in ("postgresql", "postgres", "postgresql+asyncpg"):
+        return f"postgresql+asyncpg://{rest}"
+    raise SettingsError(
+        f"database URL {url!r}: only sqlite:/// and postgresql:// databases are supported"
+    )
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise SettingsError(f"RATE_LIMIT {text!r} is not a number") from None
+    if value < 0 or value != value:
+        raise SettingsError(f"RATE_LIMIT {text!r} must be 0 (off) or a positive number")
+    return value
+
+
+def from_args(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Settings from `python -m server` arguments, falling back to the environment."""
+    env = os.environ if environ is None else environ
+    parser = argparse.ArgumentParser(prog="python -m server", description=__doc__)
+    parser.add_argument("--host", default=env.get("HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(env.get("PORT", "8080")))
+    parser.add_argument(
+        "--database-url",
+        default=env.get("DATABASE_URL", DEFAULT_DATABASE_URL),
+        help="sqlite:///path.db or postgresql://user:password@host:port/dbname "
+        "(default: $DATABASE_URL or sqlite:///solitaire.db)",
+    )
+    parser.add_argument(
+        "--rate-limit",
+        default=env.get("RATE_LIMIT", str(DEFAULT_RATE_LIMIT)),
+        help="requests per second per client, 0 to turn off (default: $RATE_LIMIT or 50)",
+    )
+    args = parser.parse_args(argv)
+    settings = Settings(
+        host=args.host,
+        port=args.port,
+        database_url=args.database_url,
+        rate_limit=_rate(str(args.rate_limit)),
+    )
+    settings.async_database_url  # noqa: B018 - validates the URL once, here
+    return settings

@@ -1,0 +1,90 @@
+"""Database engines, sessions and migrations.
+
+SQLite is put in WAL mode with a busy timeout, and every write transaction starts with
+`BEGIN IMMEDIATE`, so that writers are serialized (SQLite's single writer) instead of failing on
+a lock upgrade. PostgreSQL serializes writes per game with `SELECT ... FOR UPDATE`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+from server.settings import async_url
+
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
+    """An async engine for a user-facing database URL (sqlite:/// or postgresql://)."""
+    full = async_url(url)
+    if full.startswith("sqlite"):
+        engine = create_async_engine(full, pool_size=pool_size, max_overflow=pool_size)
+        _configure_sqlite(engine)
+        return engine
+    return create_async_engine(
+        full, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False
+    )
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy emit BEGIN itself (the driver's own transaction handling is off).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        # FULL: a commit is on disk before the response that acknowledges it is sent.
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def on_begin(connection: Connection) -> None:
+        immediate = connection.get_execution_options().get("sqlite_immediate", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def sessionmakers(
+    engine: AsyncEngine,
+) -> tuple[async_sessionmaker[AsyncSession], async_sessionmaker[AsyncSession]]:
+    """(readers, writers): writers take SQLite's write lock at BEGIN; the same on PostgreSQL."""
+    readers = async_sessionmaker(engine, expire_on_commit=False)
+    writers = async_sessionmaker(
+        engine.execution_options(sqlite_immediate=True), expire_on_commit=False
+    )
+    return readers, writers
+
+
+def alembic_config(url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def migrate(url: str, revision: str = "head") -> None:
+    """Upgrade the database at `url` to `revision` (blocking; runs its own event loop)."""
+    command.upgrade(alembic_config(url), revision)
+
+
+def downgrade(url: str, revision: str) -> None:
+    command.downgrade(alembic_config(url), revision)
+
+
+async def migrate_async(url: str) -> None:
+    await asyncio.to_thread(migrate, url)

@@ -1,0 +1,82 @@
+"""The database tables, as SQLAlchemy 2 declarative models.
+
+The alembic migrations in `server/migrations` are the only source of the schema; these models
+mirror them for queries (a test checks that they agree). Times are integer milliseconds since
+the Unix epoch (UTC), which both SQLite and PostgreSQL store and compare exactly.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, MetaData, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Player(Base):
+    __tablename__ = "players"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(64))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    double_click: Mapped[bool] = mapped_column(Boolean, default=True)
+    placement_help: Mapped[bool] = mapped_column(Boolean, default=True)
+    interactive_rules: Mapped[bool] = mapped_column(Boolean, default=True)
+    auto_placement: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class GameRow(Base):
+    __tablename__ = "games"
+    __table_args__ = (Index("ix_games_player_created", "player_id", "created_ms"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"))
+    code: Mapped[str] = mapped_column(String(16))
+    rule: Mapped[str] = mapped_column(String(8))
+    chosen: Mapped[bool] = mapped_column(Boolean)
+    status: Mapped[str] = mapped_column(String(12))
+    score: Mapped[int] = mapped_column(Integer)
+    moves: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int] = mapped_column(Integer)
+    snapshot: Mapped[str] = mapped_column(Text)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    started_ms: Mapped[int | None] = mapped_column(BigInteger)
+    finished_ms: Mapped[int | None] = mapped_column(BigInteger)
+    elapsed_ms: Mapped[int | None] = mapped_column(BigInteger)
+    assisted: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class MoveRow(Base):
+    """The move log: every accepted action of a game, undos included, in order."""
+
+    __tablename__ = "moves"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    move: Mapped[str] = mapped_column(String(8))
+    score: Mapped[int] = mapped_column(Integer)
+    at_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class IdempotencyRecord(Base):
+    """The first response to an action sent with an `Idempotency-Key`, per player and key."""
+
+    __tablename__ = "idempotency_keys"
+
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    status_code: Mapped[int] = mapped_column(Integer)
+    body: Mapped[str] = mapped_column(Text)
+    created_ms: Mapped[int] = mapped_column(BigInteger)

@@ -1,0 +1,103 @@
+"""Functions that load and save players, games, the move log and idempotency records.
+
+Each takes an open session and never commits: the caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.store.models import GameRow, IdempotencyRecord, MoveRow, Player
+
+
+async def insert_player(session: AsyncSession, **values: Any) -> None:
+    await session.execute(insert(Player).values(**values))
+
+
+async def player_by_token_hash(session: AsyncSession, token_hash: str) -> tuple[str, str] | None:
+    row = (
+        await session.execute(select(Player.id, Player.name).where(Player.token_hash == token_hash))
+    ).first()
+    return (row[0], row[1]) if row else None
+
+
+async def player_by_id(session: AsyncSession, player_id: str) -> Player | None:
+    return await session.get(Player, player_id)
+
+
+async def insert_game(session: AsyncSession, **values: Any) -> None:
+    await session.execute(insert(GameRow).values(**values))
+
+
+@dataclass(slots=True)
+class GameRecord:
+    """A row of `games` as plain data (not an ORM object, so changing it writes nothing)."""
+
+    id: str
+    player_id: str
+    code: str
+    rule: str
+    chosen: bool
+    status: str
+    score: int
+    moves: int
+    version: int
+    snapshot: str
+    created_ms: int
+    started_ms: int | None
+    finished_ms: int | None
+    elapsed_ms: int | None
+    assisted: bool
+
+
+_GAME_COLUMNS = [getattr(GameRow, f.name) for f in fields(GameRecord)]
+
+
+async def load_game(
+    session: AsyncSession, game_id: str, *, lock: bool = False
+) -> tuple[GameRecord, str] | None:
+    """The game and its player's name; `lock` takes the row lock (FOR UPDATE)."""
+    query = (
+        select(*_GAME_COLUMNS, Player.name)
+        .join(Player, Player.id == GameRow.player_id)
+        .where(GameRow.id == game_id)
+    )
+    if lock:
+        query = query.with_for_update(of=GameRow)
+    row = (await session.execute(query)).first()
+    if row is None:
+        return None
+    return GameRecord(*row[:-1]), row[-1]
+
+
+async def update_game(session: AsyncSession, game_id: str, **values: Any) -> None:
+    await session.execute(update(GameRow).where(GameRow.id == game_id).values(**values))
+
+
+async def append_move(
+    session: AsyncSession, game_id: str, seq: int, move: str, score: int, at_ms: int
+) -> None:
+    await session.execute(
+        insert(MoveRow).values(game_id=game_id, seq=seq, move=move, score=score, at_ms=at_ms)
+    )
+
+
+async def move_log(session: AsyncSession, game_id: str) -> list[MoveRow]:
+    result = await session.execute(
+        select(MoveRow).where(MoveRow.game_id == game_id).order_by(MoveRow.seq)
+    )
+    return list(result.scalars())
+
+
+async def idempotency_record(
+    session: AsyncSession, player_id: str, key: str
+) -> IdempotencyRecord | None:
+    return await session.get(IdempotencyRecord, (player_id, key))
+
+
+async def insert_idempotency_record(session: AsyncSession, **values: Any) -> None:
+    await session.execute(insert(IdempotencyRecord).values(**values))
