@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 
@@ -17,6 +18,12 @@ def main(argv: list[str] | None = None) -> None:
         settings = from_args(argv)
     except SettingsError as exc:
         sys.exit(f"python -m server: {exc}")
+    try:
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    except ImportError:  # pragma: no cover - uvloop is optional (not on Windows)
+        pass
     web.run_app(
         create_app(settings),
         host=settings.host,

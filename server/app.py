@@ -14,6 +14,7 @@ from server.keys import ENGINE, SERVICE, SETTINGS
 from server.service import GameService
 from server.settings import Settings
 from server.store.db import make_engine, migrate_async, sessionmakers
+from server.store.fastpath import open_move_writer
 
 
 async def database(app: web.Application) -> AsyncIterator[None]:
@@ -23,9 +24,11 @@ async def database(app: web.Application) -> AsyncIterator[None]:
         await migrate_async(settings.database_url)
     engine = make_engine(settings.database_url)
     readers, writers = sessionmakers(engine)
+    move_writer = await open_move_writer(settings.database_url)
     app[ENGINE] = engine
-    app[SERVICE] = GameService(readers, writers)
+    app[SERVICE] = GameService(readers, writers, move_writer=move_writer)
     yield
+    await move_writer.close()
     await engine.dispose()
 
 

@@ -6,6 +6,7 @@ Handlers in `server.api` parse and authenticate, call one of these, and serializ
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import secrets
 import time
@@ -39,6 +40,7 @@ from server.errors import (
     VersionConflict,
 )
 from server.store import queries
+from server.store.fastpath import MoveWrite, MoveWriter
 from server.store.models import MoveRow
 from server.store.queries import GameRecord
 
@@ -115,16 +117,59 @@ class StoredResponse:
     body: str
 
 
+@dataclass(slots=True)
+class CachedGame:
+    """A game as this process last wrote or read it, to act on without loading it again."""
+
+    row: GameRecord
+    player_name: str
+    game: Game
+    lock: asyncio.Lock
+
+
+class GameCache:
+    """The most recently used games of this process (an LRU of `CachedGame`).
+
+    A cached game may be stale (another process may have moved it): the write that follows is
+    conditional on its version, so a stale entry costs a retry on the locked path, never a
+    wrong result.
+    """
+
+    def __init__(self, size: int = 10_000) -> None:
+        self.size = size
+        self.entries: OrderedDict[str, CachedGame] = OrderedDict()
+
+    def get(self, game_id: str) -> CachedGame | None:
+        entry = self.entries.get(game_id)
+        if entry is not None:
+            self.entries.move_to_end(game_id)
+        return entry
+
+    def put(self, view: GameView) -> None:
+        self.entries[view.row.id] = CachedGame(
+            view.row, view.player_name, view.game, asyncio.Lock()
+        )
+        self.entries.move_to_end(view.row.id)
+        if len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+
+    def drop(self, game_id: str) -> None:
+        self.entries.pop(game_id, None)
+
+
 class GameService:
     def __init__(
         self,
         readers: async_sessionmaker[AsyncSession],
         writers: async_sessionmaker[AsyncSession],
         clock: Clock = wall_clock_ms,
+        move_writer: MoveWriter | None = None,
     ) -> None:
         self.readers = readers
         self.writers = writers
         self.clock = clock
+        self.move_writer = move_writer
+        self.cache = GameCache()
         self._principals: OrderedDict[str, Principal] = OrderedDict()
 
     # ---------------------------------------------------------------- players
@@ -191,7 +236,9 @@ class GameService:
         }
         async with self.writers.begin() as session:
             await queries.insert_game(session, **values)
-        return GameView(GameRecord(**values), player.name, game, now)  # type: ignore[arg-type]
+        view = GameView(GameRecord(**values), player.name, game, now)  # type: ignore[arg-type]
+        self.cache.put(view)
+        return view
 
     async def get_game(self, game_id: str) -> GameView:
         async with self.readers.begin() as session:
@@ -216,9 +263,87 @@ class GameService:
     ) -> ActResult | StoredResponse:
         """Apply one action to a game in one transaction (SPEC 2.3).
 
+        A game this process holds in its cache is acted on there and written with one
+        conditional write (the fast path); anything else, or anything the fast path cannot
+        settle by itself (a stale cache, a refusal, a stale `expected_version`), goes through
+        the locked path: load the game `FOR UPDATE`, apply, write, commit.
+
         With an idempotency key, the first response is stored with the action, and a retry
         (also one that arrives at the same time: it waits for the game's lock) gets it back.
         """
+        if idempotency_key is None and self.move_writer is not None:
+            entry = self.cache.get(game_id)
+            if entry is not None:
+                fast = await self._act_cached(entry, player, request)
+                if fast is not None:
+                    return fast
+        result = await self._act_locked(player, game_id, request, idempotency_key, render)
+        if isinstance(result, ActResult):
+            self.cache.put(result.view)
+        return result
+
+    async def _act_cached(
+        self, entry: CachedGame, player: Principal, request: ActionRequest
+    ) -> ActResult | None:
+        """The fast path; None when the locked path must decide."""
+        assert self.move_writer is not None
+        async with entry.lock:
+            row = entry.row
+            if self.cache.entries.get(row.id) is not entry:
+                return None
+            if row.player_id != player.id:
+                raise Forbidden("This game belongs to another player.")
+            if request.expected_version is not None and request.expected_version != row.version:
+                return None
+            game = entry.game
+            try:
+                action = resolve(game, request)
+                game.play(action)
+            except IllegalMove:
+                return None
+            now = self.clock()
+            started = row.started_ms if row.started_ms is not None else now
+            won = game.status is Status.WON
+            write = MoveWrite(
+                game_id=row.id,
+                expected_version=row.version,
+                version=row.version + 1,
+                status=game.status.value,
+                score=game.score,
+                moves=game.moves,
+                snapshot=dumps(game),
+                at_ms=now,
+                started_ms=started,
+                finished_ms=now if won else None,
+                elapsed_ms=now - started if won else None,
+                move=str(action),
+            )
+            try:
+                written = await self.move_writer.write(write)
+            except BaseException:
+                self.cache.drop(row.id)
+                raise
+            if not written:
+                self.cache.drop(row.id)
+                return None
+            row.version, row.status, row.score, row.moves = (
+                write.version,
+                write.status,
+                write.score,
+                write.moves,
+            )
+            row.snapshot, row.started_ms = write.snapshot, started
+            row.finished_ms, row.elapsed_ms = write.finished_ms, write.elapsed_ms
+            return ActResult(write.move, GameView(row, entry.player_name, game, now))
+
+    async def _act_locked(
+        self,
+        player: Principal,
+        game_id: str,
+        request: ActionRequest,
+        idempotency_key: str | None,
+        render: Callable[[ActResult], str] | None,
+    ) -> ActResult | StoredResponse:
         try:
             async with self.writers.begin() as session:
                 view = await self._load(session, game_id, lock=True)
@@ -265,6 +390,7 @@ class GameService:
             row = view.row
             if row.player_id != player.id:
                 raise Forbidden("This game belongs to another player.")
+            self.cache.drop(game_id)
             view.game.abandon()
             now = view.now_ms
             elapsed = view.elapsed_ms

@@ -1,0 +1,148 @@
+"""The server as a real process: start on the embedded default, crash safety, graceful stop."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from server.engine import DealCode, Game, parse_action
+from server.settings import from_args
+from tests.process import ServerProcess
+
+
+def test_defaults_are_the_embedded_database_on_port_8080() -> None:
+    settings = from_args([], environ={})
+    assert (settings.host, settings.port) == ("127.0.0.1", 8080)
+    assert settings.database_url == "sqlite:///solitaire.db"
+    assert settings.async_database_url == "sqlite+aiosqlite:///solitaire.db"
+    assert from_args([], environ={"DATABASE_URL": "postgresql://u:p@h:5/d"}).async_database_url == (
+        "postgresql+asyncpg://u:p@h:5/d"
+    )
+    assert from_args(["--database-url", "sqlite:////abs/x.db"], environ={}).async_database_url == (
+        "sqlite+aiosqlite:////abs/x.db"
+    )
+    assert from_args([], environ={"RATE_LIMIT": "0"}).rate_limit == 0
+
+
+async def test_python_m_server_creates_and_migrates_solitaire_db(tmp_path: Path) -> None:
+    server = ServerProcess(None, tmp_path)
+    try:
+        await server.ready()
+        assert (tmp_path / "solitaire.db").exists()
+        async with aiohttp.ClientSession() as session:
+            async with session.get(server.base + "/healthz") as response:
+                assert response.status == 200
+            async with session.post(server.base + "/api/v1/players", json={"name": "a"}) as r:
+                assert r.status == 201
+    finally:
+        server.close()
+
+
+async def play_until_stopped(
+    base: str, acknowledged: list[str], game_id: str, auth: dict[str, str], code: str
+) -> None:
+    """Plays random legal moves (and undos) until the server goes away."""
+    game = Game.deal(DealCode.parse(code))
+    rng = random.Random(5)
+    async with aiohttp.ClientSession() as session:
+        while True:
+            if game.history and rng.random() < 0.2:
+                body: dict[str, Any] = {"action": "undo"}
+                text = "undo"
+            else:
+                moves = game.legal_moves()
+                if not moves:
+                    return
+                move = rng.choice(moves)
+                text = str(move)
+                card, to = text.split("-")
+                body = {"card": card, "to": to}
+            try:
+                async with session.post(
+                    f"{base}/api/v1/games/{game_id}/moves", json=body, headers=auth
+                ) as response:
+                    if response.status != 200:
+                        raise AssertionError(await response.text())
+                    await response.read()
+            except (aiohttp.ClientError, ConnectionError):
+                return
+            game.play(parse_action(text))
+            acknowledged.append(text)
+
+
+async def start_game(base: str) -> tuple[str, dict[str, str], str]:
+    code = "RU1-C-AAAAAFN"
+    async with aiohttp.ClientSession() as session:
+        async with session.post(base + "/api/v1/players", json={"name": "crash"}) as r:
+            auth = {"Authorization": f"Bearer {(await r.json())['token']}"}
+        async with session.post(base + "/api/v1/games", json={"code": code}, headers=auth) as r:
+            game_id = (await r.json())["id"]
+    return game_id, auth, code
+
+
+async def check_log(base: str, game_id: str, acknowledged: list[str]) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{base}/api/v1/games/{game_id}/moves") as response:
+            log = [m["move"] for m in (await response.json())["moves"]]
+        async with session.get(f"{base}/api/v1/games/{game_id}/replay") as response:
+            replay = await response.json()
+        async with session.post(base + "/api/v1/replays/verify", json=replay) as response:
+            verdict = await response.json()
+    # Every acknowledged action is there, in order; at most the one in flight is extra.
+    assert log[: len(acknowledged)] == acknowledged
+    assert len(log) - len(acknowledged) <= 1
+    assert verdict["valid"] is True, verdict
+
+
+async def test_sigkill_during_a_stream_of_moves_loses_nothing_acknowledged(
+    database_url: str,
+) -> None:
+    server = ServerProcess(database_url)
+    acknowledged: list[str] = []
+    try:
+        await server.ready()
+        game_id, auth, code = await start_game(server.base)
+        player = asyncio.create_task(
+            play_until_stopped(server.base, acknowledged, game_id, auth, code)
+        )
+        while len(acknowledged) < 15:
+            await asyncio.sleep(0.01)
+        server.kill()
+        await asyncio.wait_for(player, 10)
+    finally:
+        server.close()
+    assert len(acknowledged) >= 15
+    again = ServerProcess(database_url)
+    try:
+        await again.ready()
+        await check_log(again.base, game_id, acknowledged)
+    finally:
+        again.close()
+
+
+async def test_sigterm_finishes_in_flight_requests_and_exits_cleanly(database_url: str) -> None:
+    server = ServerProcess(database_url)
+    acknowledged: list[str] = []
+    try:
+        await server.ready()
+        game_id, auth, code = await start_game(server.base)
+        player = asyncio.create_task(
+            play_until_stopped(server.base, acknowledged, game_id, auth, code)
+        )
+        while len(acknowledged) < 10:
+            await asyncio.sleep(0.01)
+        status = await asyncio.to_thread(server.terminate)
+        await asyncio.wait_for(player, 10)
+        assert status == 0, server.output()
+    finally:
+        server.close()
+    again = ServerProcess(database_url)
+    try:
+        await again.ready()
+        await check_log(again.base, game_id, acknowledged)
+    finally:
+        again.close()
