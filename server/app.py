@@ -7,10 +7,11 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from server.api import games, health, players, replays
+from server.api import games, health, live, players, replays
 from server.api.middleware import RateLimiter, cors_middleware
 from server.api.problems import problem_middleware
-from server.keys import ENGINE, SERVICE, SETTINGS
+from server.broker import make_broker
+from server.keys import BROKER, ENGINE, SERVICE, SETTINGS
 from server.service import GameService
 from server.settings import Settings
 from server.store.db import make_engine, migrate_async, sessionmakers
@@ -25,9 +26,13 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     engine = make_engine(settings.database_url)
     readers, writers = sessionmakers(engine)
     move_writer = await open_move_writer(settings.database_url)
+    broker = make_broker(settings.database_url)
+    await broker.start()
     app[ENGINE] = engine
-    app[SERVICE] = GameService(readers, writers, move_writer=move_writer)
+    app[BROKER] = broker
+    app[SERVICE] = GameService(readers, writers, move_writer=move_writer, broker=broker)
     yield
+    await broker.close()
     await move_writer.close()
     await engine.dispose()
 
@@ -41,4 +46,5 @@ def create_app(settings: Settings) -> web.Application:
     app.cleanup_ctx.append(database)
     for module in (health, players, games, replays):
         app.router.add_routes(module.routes)
+    live.setup(app)
     return app

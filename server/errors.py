@@ -14,6 +14,7 @@ class ServiceError(Exception):
     status = 400
     slug = "bad-request"
     title = "Bad request"
+    headers: dict[str, str] = {}  # noqa: RUF012 - read-only per class
 
     def __init__(self, detail: str, **extra: Any) -> None:
         super().__init__(detail)
@@ -31,6 +32,7 @@ class Unauthorized(ServiceError):
     status = 401
     slug = "unauthorized"
     title = "Unauthorized"
+    headers = {"WWW-Authenticate": 'Bearer realm="russian-solitaire"'}  # noqa: RUF012
 
 
 class Forbidden(ServiceError):

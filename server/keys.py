@@ -5,9 +5,11 @@ from __future__ import annotations
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.broker import Broker
 from server.service import GameService
 from server.settings import Settings
 
 SETTINGS = web.AppKey("settings", Settings)
 ENGINE = web.AppKey("engine", AsyncEngine)
 SERVICE = web.AppKey("service", GameService)
+BROKER = web.AppKey("broker", Broker)

@@ -13,11 +13,12 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from server.broker import Broker, LocalBroker
 from server.engine import (
     UNDO,
     Action,
@@ -41,8 +42,9 @@ from server.errors import (
 )
 from server.store import queries
 from server.store.fastpath import MoveWrite, MoveWriter
-from server.store.models import MoveRow
+from server.store.models import MoveRow, Player
 from server.store.queries import GameRecord
+from server.views import action_body, event_json, game_json
 
 Clock = Callable[[], int]
 
@@ -61,6 +63,22 @@ class Principal:
 
     id: str
     name: str
+
+
+SETTING_NAMES = ("double_click", "placement_help", "interactive_rules", "auto_placement")
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerInfo:
+    id: str
+    name: str
+    created_ms: int
+    settings: dict[str, bool]
+
+    @classmethod
+    def of(cls, player: Player) -> PlayerInfo:
+        settings = {name: bool(getattr(player, name)) for name in SETTING_NAMES}
+        return cls(player.id, player.name, player.created_ms, settings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +123,17 @@ class ActionRequest:
 
 @dataclass(frozen=True, slots=True)
 class ActResult:
+    """An applied action: its move text, the game after it, the response body and the event."""
+
     move: str
     view: GameView
+    body: str
+    event: str
+
+    @classmethod
+    def of(cls, move: str, view: GameView) -> ActResult:
+        game = game_json(view)
+        return cls(move, view, action_body(move, game), event_json(view, move, game))
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,11 +191,13 @@ class GameService:
         writers: async_sessionmaker[AsyncSession],
         clock: Clock = wall_clock_ms,
         move_writer: MoveWriter | None = None,
+        broker: Broker | None = None,
     ) -> None:
         self.readers = readers
         self.writers = writers
         self.clock = clock
         self.move_writer = move_writer
+        self.broker = broker if broker is not None else LocalBroker()
         self.cache = GameCache()
         self._principals: OrderedDict[str, Principal] = OrderedDict()
 
@@ -206,6 +235,26 @@ class GameService:
         if len(self._principals) > 10_000:
             self._principals.popitem(last=False)
         return principal
+
+    async def get_player(self, player_id: str) -> PlayerInfo:
+        async with self.readers.begin() as session:
+            player = await queries.player_by_id(session, player_id)
+            if player is None:
+                raise NotFound(f"There is no player {player_id!r}.")
+            return PlayerInfo.of(player)
+
+    async def update_settings(
+        self, principal: Principal, player_id: str, changes: dict[str, bool]
+    ) -> PlayerInfo:
+        """Changes some (or, to read them, none) of the player's own play settings."""
+        if principal.id != player_id:
+            raise Forbidden("Only the player may read or change their settings.")
+        async with (self.writers if changes else self.readers).begin() as session:
+            if changes:
+                await queries.update_player(session, player_id, **changes)
+            player = await queries.player_by_id(session, player_id)
+            assert player is not None
+            return PlayerInfo.of(player)
 
     # ---------------------------------------------------------------- games
 
@@ -259,14 +308,14 @@ class GameService:
         game_id: str,
         request: ActionRequest,
         idempotency_key: str | None = None,
-        render: Callable[[ActResult], str] | None = None,
     ) -> ActResult | StoredResponse:
         """Apply one action to a game in one transaction (SPEC 2.3).
 
         A game this process holds in its cache is acted on there and written with one
         conditional write (the fast path); anything else, or anything the fast path cannot
         settle by itself (a stale cache, a refusal, a stale `expected_version`), goes through
-        the locked path: load the game `FOR UPDATE`, apply, write, commit.
+        the locked path: load the game `FOR UPDATE`, apply, write, commit. Either way the
+        action's event is published to the game's watchers once it is committed.
 
         With an idempotency key, the first response is stored with the action, and a retry
         (also one that arrives at the same time: it waits for the game's lock) gets it back.
@@ -276,10 +325,12 @@ class GameService:
             if entry is not None:
                 fast = await self._act_cached(entry, player, request)
                 if fast is not None:
+                    await self.broker.published(game_id, fast.view.row.version, fast.event)
                     return fast
-        result = await self._act_locked(player, game_id, request, idempotency_key, render)
+        result = await self._act_locked(player, game_id, request, idempotency_key)
         if isinstance(result, ActResult):
             self.cache.put(result.view)
+            await self.broker.published(game_id, result.view.row.version, result.event)
         return result
 
     async def _act_cached(
@@ -302,21 +353,22 @@ class GameService:
             except IllegalMove:
                 return None
             now = self.clock()
-            started = row.started_ms if row.started_ms is not None else now
-            won = game.status is Status.WON
+            new = next_row(row, game, now)
+            result = ActResult.of(str(action), GameView(new, entry.player_name, game, now))
             write = MoveWrite(
                 game_id=row.id,
                 expected_version=row.version,
-                version=row.version + 1,
-                status=game.status.value,
-                score=game.score,
-                moves=game.moves,
-                snapshot=dumps(game),
+                version=new.version,
+                status=new.status,
+                score=new.score,
+                moves=new.moves,
+                snapshot=new.snapshot,
                 at_ms=now,
-                started_ms=started,
-                finished_ms=now if won else None,
-                elapsed_ms=now - started if won else None,
-                move=str(action),
+                started_ms=now if new.started_ms is None else new.started_ms,
+                finished_ms=new.finished_ms,
+                elapsed_ms=new.elapsed_ms,
+                move=result.move,
+                event=self.broker.notify_payload(row.id, new.version, result.event),
             )
             try:
                 written = await self.move_writer.write(write)
@@ -326,15 +378,8 @@ class GameService:
             if not written:
                 self.cache.drop(row.id)
                 return None
-            row.version, row.status, row.score, row.moves = (
-                write.version,
-                write.status,
-                write.score,
-                write.moves,
-            )
-            row.snapshot, row.started_ms = write.snapshot, started
-            row.finished_ms, row.elapsed_ms = write.finished_ms, write.elapsed_ms
-            return ActResult(write.move, GameView(row, entry.player_name, game, now))
+            entry.row = new
+            return result
 
     async def _act_locked(
         self,
@@ -342,7 +387,6 @@ class GameService:
         game_id: str,
         request: ActionRequest,
         idempotency_key: str | None,
-        render: Callable[[ActResult], str] | None,
     ) -> ActResult | StoredResponse:
         try:
             async with self.writers.begin() as session:
@@ -369,15 +413,23 @@ class GameService:
                 game = view.game
                 action = resolve(game, request)
                 game.play(action)
-                result = await self._record(session, view, str(action), action)
-                if idempotency_key and render is not None:
+                new = next_row(row, game, view.now_ms)
+                result = ActResult.of(
+                    str(action), GameView(new, view.player_name, game, view.now_ms)
+                )
+                await queries.append_move(
+                    session, row.id, new.version, result.move, new.score, view.now_ms
+                )
+                await queries.update_game(session, row.id, **changes(new))
+                await self.broker.notify_in(session, row.id, new.version, result.event)
+                if idempotency_key:
                     await queries.insert_idempotency_record(
                         session,
                         player_id=player.id,
                         key=idempotency_key,
                         fingerprint=fingerprint,
                         status_code=200,
-                        body=render(result),
+                        body=result.body,
                         created_ms=view.now_ms,
                     )
                 return result
@@ -387,27 +439,24 @@ class GameService:
     async def abandon(self, player: Principal, game_id: str) -> GameView:
         async with self.writers.begin() as session:
             view = await self._load(session, game_id, lock=True)
-            row = view.row
-            if row.player_id != player.id:
+            if view.row.player_id != player.id:
                 raise Forbidden("This game belongs to another player.")
             self.cache.drop(game_id)
             view.game.abandon()
             now = view.now_ms
-            elapsed = view.elapsed_ms
-            await queries.update_game(
-                session,
-                game_id,
+            view.row = replace(
+                view.row,
                 status=Status.ABANDONED.value,
-                version=row.version + 1,
+                version=view.row.version + 1,
                 snapshot=dumps(view.game),
                 finished_ms=now,
-                elapsed_ms=elapsed,
+                elapsed_ms=view.elapsed_ms,
             )
-            row.status = Status.ABANDONED.value
-            row.version += 1
-            row.finished_ms = now
-            row.elapsed_ms = elapsed
-            return view
+            await queries.update_game(session, game_id, **changes(view.row))
+            event = event_json(view, None)
+            await self.broker.notify_in(session, game_id, view.row.version, event)
+        await self.broker.published(game_id, view.row.version, event)
+        return view
 
     # ---------------------------------------------------------------- internals
 
@@ -418,29 +467,36 @@ class GameService:
         row, name = found
         return GameView(row, name, loads(row.snapshot), self.clock())
 
-    async def _record(
-        self, session: AsyncSession, view: GameView, text: str, action: Action
-    ) -> ActResult:
-        row, game = view.row, view.game
-        now = view.now_ms
-        started = row.started_ms if row.started_ms is not None else now
-        seq = row.version + 1
-        await queries.append_move(session, row.id, seq, text, game.score, now)
-        values: dict[str, object] = {
-            "status": game.status.value,
-            "score": game.score,
-            "moves": game.moves,
-            "version": seq,
-            "snapshot": dumps(game),
-            "started_ms": started,
-        }
-        if game.status is Status.WON:
-            values["finished_ms"] = now
-            values["elapsed_ms"] = now - started
-        await queries.update_game(session, row.id, **values)
-        for name, value in values.items():
-            setattr(row, name, value)
-        return ActResult(text, view)
+
+def next_row(row: GameRecord, game: Game, now: int) -> GameRecord:
+    """The game's row after an accepted action at `now` (the clock starts at the first one)."""
+    started = row.started_ms if row.started_ms is not None else now
+    won = game.status is Status.WON
+    return replace(
+        row,
+        status=game.status.value,
+        score=game.score,
+        moves=game.moves,
+        version=row.version + 1,
+        snapshot=dumps(game),
+        started_ms=started,
+        finished_ms=now if won else row.finished_ms,
+        elapsed_ms=now - started if won else row.elapsed_ms,
+    )
+
+
+def changes(row: GameRecord) -> dict[str, object]:
+    """The columns an action changes."""
+    return {
+        "status": row.status,
+        "score": row.score,
+        "moves": row.moves,
+        "version": row.version,
+        "snapshot": row.snapshot,
+        "started_ms": row.started_ms,
+        "finished_ms": row.finished_ms,
+        "elapsed_ms": row.elapsed_ms,
+    }
 
 
 def resolve(game: Game, request: ActionRequest) -> Action:

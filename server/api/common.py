@@ -9,6 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from server.api.problems import Problem
+from server.errors import Unauthorized
 from server.keys import SERVICE
 from server.service import GameService, Principal
 
@@ -39,7 +40,7 @@ def path_id(request: web.Request, name: str = "id") -> str:
 
 async def authenticate(request: web.Request) -> Principal:
     header = request.headers.get("Authorization")
-    challenge = {"WWW-Authenticate": 'Bearer realm="russian-solitaire"'}
+    challenge = Unauthorized.headers
     if not header:
         raise Problem(
             401,

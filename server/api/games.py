@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 from aiohttp import web
 
 from server.api.common import authenticate, json_response, path_id, service
 from server.api.problems import Problem, read_json, validation_problem
 from server.api.schemas import ActionIn, NewGameIn
-from server.api.views import game_json, moves_json
 from server.engine import Card, NotationError, place_text
-from server.service import ActResult, StoredResponse
+from server.service import StoredResponse
+from server.views import game_json, moves_json
 
 routes = web.RouteTableDef()
 
@@ -34,10 +32,6 @@ async def get_game(request: web.Request) -> web.Response:
     return json_response(game_json(view))
 
 
-def _render(result: ActResult) -> str:
-    return json.dumps({"move": result.move, "game": game_json(result.view)}, ensure_ascii=False)
-
-
 @routes.post("/api/v1/games/{id}/moves")
 async def act(request: web.Request) -> web.Response:
     game_id = path_id(request)
@@ -48,7 +42,7 @@ async def act(request: web.Request) -> web.Response:
             [{"field": "Idempotency-Key", "message": "must be 1 to 255 characters"}]
         )
     body = await read_json(request, ActionIn)
-    result = await service(request).act(player, game_id, body.request(), key, _render)
+    result = await service(request).act(player, game_id, body.request(), key)
     if isinstance(result, StoredResponse):
         return web.Response(
             text=result.body,
@@ -56,7 +50,7 @@ async def act(request: web.Request) -> web.Response:
             content_type="application/json",
             headers={"Idempotent-Replayed": "true"},
         )
-    return web.Response(text=_render(result), content_type="application/json")
+    return web.Response(text=result.body, content_type="application/json")
 
 
 @routes.get("/api/v1/games/{id}/moves")

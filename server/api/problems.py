@@ -104,10 +104,12 @@ async def read_json(request: web.Request, model: type[M]) -> M:
     raw = await request.read()
     try:
         data = json.loads(raw) if raw.strip() else None
+    except RecursionError:
+        detail = "The body is JSON nested too deeply for this server."
+        raise Problem(400, "malformed-json", "Malformed JSON", detail) from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise Problem(
-            400, "malformed-json", "Malformed JSON", f"The body is not JSON: {exc}."
-        ) from None
+        detail = f"The body is not JSON: {exc}."
+        raise Problem(400, "malformed-json", "Malformed JSON", detail) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -137,31 +139,44 @@ def _http_problem(exc: web.HTTPException) -> web.Response:
     return problem_response(exc.status, slug, name, detail, headers=headers)
 
 
+def known_problem(exc: Exception, lang: str) -> dict[str, Any] | None:
+    """The problem document of an error a client can cause, or None for any other error.
+
+    Shared by the HTTP middleware and the WebSocket endpoint, so both answer alike.
+    """
+    if isinstance(exc, Problem):
+        return problem_body(exc.status, exc.slug, exc.title, exc.detail, **exc.extra)
+    if isinstance(exc, IllegalMove):
+        return illegal_move_body(exc, lang)
+    if isinstance(exc, NotationError):
+        return problem_body(422, "validation-error", "Validation error", str(exc))
+    if isinstance(exc, ServiceError):
+        return problem_body(exc.status, exc.slug, exc.title, exc.detail, **exc.extra)
+    return None
+
+
 @web.middleware
 async def problem_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
-    except Problem as p:
-        return problem_response(p.status, p.slug, p.title, p.detail, p.headers, **p.extra)
-    except IllegalMove as exc:
-        lang = negotiate(request.headers.get("Accept-Language"))
-        body = illegal_move_body(exc, lang)
-        return web.Response(
-            status=422,
-            text=json.dumps(body, ensure_ascii=False),
-            content_type=CONTENT_TYPE,
-            headers={"Content-Language": lang},
-        )
-    except NotationError as exc:
-        return problem_response(422, "validation-error", "Validation error", str(exc))
-    except ServiceError as exc:
-        return problem_response(exc.status, exc.slug, exc.title, exc.detail, **exc.extra)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
         return _http_problem(exc)
-    except Exception:
-        log.exception("unhandled error on %s %s", request.method, request.path)
-        return problem_response(
-            500, "internal-error", "Internal server error", "The server failed to answer."
+    except Exception as exc:
+        lang = negotiate(request.headers.get("Accept-Language"))
+        body = known_problem(exc, lang)
+        if body is None:
+            log.exception("unhandled error on %s %s", request.method, request.path)
+            body = problem_body(
+                500, "internal-error", "Internal server error", "The server failed to answer."
+            )
+        headers = dict(exc.headers) if isinstance(exc, Problem | ServiceError) else {}
+        if isinstance(exc, IllegalMove):
+            headers["Content-Language"] = lang
+        return web.Response(
+            status=body["status"],
+            text=json.dumps(body, ensure_ascii=False),
+            content_type=CONTENT_TYPE,
+            headers=headers,
         )

@@ -7,9 +7,9 @@ from aiohttp import web
 from server.api.common import json_response, path_id, service
 from server.api.problems import read_json, validation_problem
 from server.api.schemas import ReplayIn
-from server.api.views import deal_json, replay_json
 from server.engine import DealCode, Game
 from server.service import verify_replay
+from server.views import deal_json, replay_json
 
 routes = web.RouteTableDef()
 

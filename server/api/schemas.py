@@ -8,6 +8,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
     StringConstraints,
     field_validator,
     model_validator,
@@ -32,6 +34,18 @@ class NewPlayerIn(Strict):
         if not value.isprintable():
             raise ValueError("the name must be printable text")
         return value
+
+
+class SettingsIn(Strict):
+    """Some or all of the four play settings (SPEC 1.7)."""
+
+    double_click: StrictBool | None = None
+    placement_help: StrictBool | None = None
+    interactive_rules: StrictBool | None = None
+    auto_placement: StrictBool | None = None
+
+    def changes(self) -> dict[str, bool]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
 class NewGameIn(Strict):
@@ -65,7 +79,7 @@ class ActionIn(Strict):
     action: Literal["move", "tap", "double_tap", "undo"] = "move"
     card: str | None = Field(default=None, max_length=8)
     to: str | None = Field(default=None, max_length=8)
-    expected_version: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    expected_version: StrictInt | None = Field(default=None, ge=0, le=2**31 - 1)
 
     @field_validator("card")
     @classmethod

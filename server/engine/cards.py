@@ -22,7 +22,7 @@ FOUNDATION: Final = 7
 
 
 class Card(int):
-    """A playing card: `Card.parse("TH")`, `str(card) == "TH"`, `repr(card) == "Card('TH')"`."""
+    """A playing card: `Card.parse("TH")`, `str(card) == "TH"`, `repr(card)` pastes back."""
 
     __slots__ = ()
 
@@ -39,7 +39,7 @@ class Card(int):
         """Parse `TH`, `10H`, `th` or `10h`; anything else raises `NotationError`."""
         if not isinstance(text, str):
             raise NotationError("card", text, "a card is text such as 'TH' or '7S'")
-        card = _BY_TEXT.get(text.upper())
+        card = _BY_TEXT.get(text.upper()) if text.isascii() else None
         if card is None:
             raise NotationError(
                 "card", text, "expected a rank (A 2-9 T J Q K, or 10) and a suit (S H D C)"
@@ -50,7 +50,7 @@ class Card(int):
         return _TEXT[self]
 
     def __repr__(self) -> str:
-        return f"Card({_TEXT[self]!r})"
+        return f"Card.parse({_TEXT[self]!r})"
 
 
 _TEXT: Final = [r + s for s in SUITS for r in RANKS]
@@ -66,7 +66,7 @@ def card_text(card: int) -> str:
 
 def parse_place(text: str) -> int:
     """Parse a place: `t1`..`t7` give 0..6, `f` gives `FOUNDATION`. Case-insensitive."""
-    if isinstance(text, str):
+    if isinstance(text, str) and text.isascii():
         low = text.lower()
         if low == "f":
             return FOUNDATION

@@ -70,6 +70,8 @@ class DealCode:
     def parse(cls, text: str) -> DealCode:
         if not isinstance(text, str):
             raise NotationError("deal code", text, "a deal code is text such as RU1-C-AAAAABB")
+        if not text.isascii():
+            raise NotationError("deal code", text, "a deal code is ASCII text: RU1-<C|R>-<A-Z x7>")
         parts = text.strip().upper().split("-")
         if len(parts) != 3 or parts[0] != "RU1":
             raise NotationError(

@@ -53,6 +53,8 @@ def parse_action(text: str) -> Action:
     """Parse move text: `<card>-<place>` or `undo` (case-insensitive; `10H` accepted)."""
     if not isinstance(text, str):
         raise NotationError("move", text, "a move is text such as '7H-t5', 'AS-f' or 'undo'")
+    if not text.isascii():
+        raise NotationError("move", text, "move text is ASCII, such as '7H-t5'")
     if text.lower() == "undo":
         return UNDO
     card_part, sep, place_part = text.partition("-")

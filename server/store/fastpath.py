@@ -42,6 +42,8 @@ class MoveWrite:
     finished_ms: int | None
     elapsed_ms: int | None
     move: str
+    event: str | None = None
+    """PostgreSQL: the payload to `pg_notify` with the write (delivered on commit)."""
 
 
 class MoveWriter(Protocol):
@@ -59,6 +61,20 @@ WITH g AS (
 )
 INSERT INTO moves (game_id, seq, move, score, at_ms)
 SELECT id, $3, $12, $5, $8 FROM g
+"""
+
+_PG_WRITE_NOTIFY = """
+WITH g AS (
+    UPDATE games SET status = $4, score = $5, moves = $6, version = $3, snapshot = $7,
+        started_ms = $9, finished_ms = $10, elapsed_ms = $11
+    WHERE id = $1 AND version = $2
+    RETURNING id
+), m AS (
+    INSERT INTO moves (game_id, seq, move, score, at_ms)
+    SELECT id, $3, $12, $5, $8 FROM g
+    RETURNING game_id
+)
+SELECT pg_notify('solitaire_events', $13) FROM m
 """
 
 _SQLITE_UPDATE = """
@@ -84,27 +100,20 @@ class PgMoveWriter:
             user=parsed.username,
             password=parsed.password,
             database=parsed.database,
-            min_size=1,
+            min_size=0,
             max_size=size,
         )
         return cls(pool)
 
     async def write(self, w: MoveWrite) -> bool:
-        status: str = await self.pool.execute(
-            _PG_WRITE,
-            w.game_id,
-            w.expected_version,
-            w.version,
-            w.status,
-            w.score,
-            w.moves,
-            w.snapshot,
-            w.at_ms,
-            w.started_ms,
-            w.finished_ms,
-            w.elapsed_ms,
-            w.move,
-        )
+        args = (
+            w.game_id, w.expected_version, w.version, w.status, w.score, w.moves,
+            w.snapshot, w.at_ms, w.started_ms, w.finished_ms, w.elapsed_ms, w.move,
+        )  # fmt: skip
+        if w.event is None:
+            status: str = await self.pool.execute(_PG_WRITE, *args)
+        else:
+            status = await self.pool.execute(_PG_WRITE_NOTIFY, *args, w.event)
         return status.endswith(" 1")
 
     async def close(self) -> None:

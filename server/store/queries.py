@@ -29,6 +29,10 @@ async def player_by_id(session: AsyncSession, player_id: str) -> Player | None:
     return await session.get(Player, player_id)
 
 
+async def update_player(session: AsyncSession, player_id: str, **values: Any) -> None:
+    await session.execute(update(Player).where(Player.id == player_id).values(**values))
+
+
 async def insert_game(session: AsyncSession, **values: Any) -> None:
     await session.execute(insert(GameRow).values(**values))
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.engine import Game, card_text
 from server.engine.codes import deal_columns
-from server.service import GameView
-from server.store.models import MoveRow
+
+if TYPE_CHECKING:
+    from server.service import GameView
+    from server.store.models import MoveRow
 
 REPLAY_FORMAT = "russian-solitaire-replay"
 REPLAY_VERSION = 1
@@ -21,6 +24,26 @@ def iso(ms: int | None) -> str | None:
         datetime.fromtimestamp(ms / 1000, UTC)
         .isoformat(timespec="milliseconds")
         .replace("+00:00", "Z")
+    )
+
+
+def action_body(move: str, game: dict[str, Any]) -> str:
+    """The response to an accepted action: `{"move": ..., "game": ...}`."""
+    return json.dumps({"move": move, "game": game}, ensure_ascii=False)
+
+
+def event_json(view: GameView, move: str | None, game: dict[str, Any] | None = None) -> str:
+    """The message pushed to a game's watchers after an accepted action (`move` is None for an
+    abandonment). The game is the public view: face-down cards are null."""
+    return json.dumps(
+        {
+            "type": "event",
+            "game_id": view.row.id,
+            "version": view.row.version,
+            "move": move,
+            "game": game if game is not None else game_json(view),
+        },
+        ensure_ascii=False,
     )
 
 

@@ -1,0 +1,355 @@
+"""Live play and watching over one WebSocket endpoint (SPEC 2.6). The protocol is described in
+the README ("Live play") and in openapi.yaml.
+
+Each connection reads its messages in order and answers each; the action path is the same
+use-case (`GameService.act`) and the same transaction as `POST /api/v1/games/{id}/moves`.
+Outgoing messages go through a bounded queue drained by one sender task: a watcher too slow to
+keep up is closed with 1013 instead of holding anything up, and reconnects with `since`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+from aiohttp import WSMsgType, web
+from pydantic import ValidationError
+
+from server.api.common import service
+from server.api.problems import (
+    known_problem,
+    problem_body,
+    validation_errors,
+    validation_problem,
+)
+from server.api.schemas import ActionIn
+from server.engine.messages import negotiate
+from server.errors import NotFound, Unauthorized
+from server.keys import BROKER, SETTINGS
+from server.service import Principal, StoredResponse
+from server.views import game_json
+
+log = logging.getLogger(__name__)
+
+routes = web.RouteTableDef()
+
+SUBPROTOCOL = "solitaire.v1"
+MAX_MESSAGE = 16 * 1024
+SEND_QUEUE = 256
+HEARTBEAT_S = 20.0
+MISSED_LIMIT = 100
+CLOSE_GOING_AWAY = 1001
+CLOSE_UNSUPPORTED = 1003
+CLOSE_POLICY = 1008
+CLOSE_TRY_AGAIN = 1013
+
+CONNECTIONS = web.AppKey("live_connections", set["Connection"])
+
+
+class Closing(Exception):
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+class Connection:
+    def __init__(self, request: web.Request, ws: web.WebSocketResponse) -> None:
+        self.request = request
+        self.ws = ws
+        self.app = request.app
+        self.lang = negotiate(request.headers.get("Accept-Language"))
+        self.player: Principal | None = None
+        self.outbox: asyncio.Queue[str | None] = asyncio.Queue(SEND_QUEUE)
+        self.watching: dict[str, Any] = {}
+        self.seen: dict[str, int] = {}
+        self.busy = asyncio.Lock()
+        self.close_code: int | None = None
+        rate = request.app[SETTINGS].rate_limit
+        self.rate = rate
+        self.tokens = max(1.0, rate)
+        self.last = time.monotonic()
+
+    # ------------------------------------------------------------------ sending
+
+    def push(self, message: dict[str, Any]) -> None:
+        self.enqueue(json.dumps(message, ensure_ascii=False))
+
+    def enqueue(self, text: str) -> None:
+        try:
+            self.outbox.put_nowait(text)
+        except asyncio.QueueFull:
+            self.close_soon(CLOSE_TRY_AGAIN, "too slow: reconnect and watch with 'since'")
+
+    def close_soon(self, code: int, reason: str) -> None:
+        if self.close_code is None:
+            self.close_code = code
+            with contextlib.suppress(asyncio.QueueFull):
+                self.outbox.put_nowait(None)
+            self.reason = reason
+
+    async def sender(self) -> None:
+        while True:
+            text = await self.outbox.get()
+            if text is None or self.ws.closed:
+                break
+            try:
+                await self.ws.send_str(text)
+            except (ConnectionError, RuntimeError):
+                break
+        if not self.ws.closed:
+            await self.ws.close(
+                code=self.close_code or 1000, message=getattr(self, "reason", "").encode()
+            )
+
+    # ------------------------------------------------------------------ watching
+
+    def on_event(self, game_id: str) -> Any:
+        def watcher(version: int, event: str) -> None:
+            if version > self.seen.get(game_id, -1):
+                self.seen[game_id] = version
+                self.enqueue(event)
+
+        return watcher
+
+    async def watch(self, mid: Any, game_id: str, since: int | None) -> None:
+        svc = service(self.request)
+        if game_id not in self.watching:
+            watcher = self.on_event(game_id)
+            # Subscribe first, then read: nothing committed in between can be missed, and
+            # `seen` drops what is delivered twice.
+            self.app[BROKER].subscribe(game_id, watcher)
+            self.watching[game_id] = watcher
+        view, log_rows = await svc.move_log(game_id)
+        version = view.row.version
+        missed = [m for m in log_rows if since is not None and m.seq > since]
+        if since is not None and (since > version or version - since > MISSED_LIMIT):
+            self.push(
+                {
+                    "type": "resync",
+                    "id": mid,
+                    "game_id": game_id,
+                    "version": version,
+                    "game": game_json(view),
+                }
+            )
+        else:
+            for m in missed:
+                self.push(
+                    {
+                        "type": "event",
+                        "game_id": game_id,
+                        "version": m.seq,
+                        "move": m.move,
+                        "score": m.score,
+                        "missed": True,
+                    }
+                )
+            self.push(
+                {
+                    "type": "watching",
+                    "id": mid,
+                    "game_id": game_id,
+                    "version": version,
+                    "game": game_json(view),
+                }
+            )
+        self.seen[game_id] = max(self.seen.get(game_id, -1), version)
+
+    def unwatch(self, game_id: str) -> None:
+        watcher = self.watching.pop(game_id, None)
+        if watcher is not None:
+            self.app[BROKER].unsubscribe(game_id, watcher)
+        self.seen.pop(game_id, None)
+
+    def unwatch_all(self) -> None:
+        for game_id in list(self.watching):
+            self.unwatch(game_id)
+
+    # ------------------------------------------------------------------ messages
+
+    def take_token(self) -> bool:
+        if self.rate <= 0:
+            return True
+        now = time.monotonic()
+        self.tokens = min(max(1.0, self.rate), self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+    async def handle(self, raw: str) -> None:
+        try:
+            message = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            self.push(
+                {
+                    "type": "error",
+                    "id": None,
+                    "problem": problem_body(
+                        400, "malformed-json", "Malformed JSON", f"The message is not JSON: {exc}."
+                    ),
+                }
+            )
+            return
+        if not isinstance(message, dict):
+            self.push(
+                {
+                    "type": "error",
+                    "id": None,
+                    "problem": problem_body(
+                        422, "validation-error", "Validation error", "A message is a JSON object."
+                    ),
+                }
+            )
+            return
+        mid = message.get("id")
+        if not isinstance(mid, (str, int)) or isinstance(mid, bool):
+            mid = None
+        try:
+            await self.dispatch(mid, message)
+        except Closing:
+            raise
+        except Exception as exc:
+            problem = known_problem(exc, self.lang)
+            if problem is None:
+                log.exception("live message failed")
+                problem = problem_body(
+                    500, "internal-error", "Internal server error", "The server failed to answer."
+                )
+            self.push({"type": "error", "id": mid, "problem": problem})
+
+    async def dispatch(self, mid: Any, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "ping":
+            self.push({"type": "pong", "id": mid})
+        elif kind == "auth":
+            token = message.get("token")
+            if not isinstance(token, str) or not token or len(token) > 256:
+                raise invalid("token", "expected the bearer token as text")
+            self.player = await service(self.request).authenticate(token)
+            self.push(
+                {
+                    "type": "authenticated",
+                    "id": mid,
+                    "player": {"id": self.player.id, "name": self.player.name},
+                }
+            )
+        elif kind == "act":
+            await self.act(mid, message)
+        elif kind == "watch":
+            since = message.get("since")
+            if since is not None and (
+                not isinstance(since, int) or isinstance(since, bool) or since < 0
+            ):
+                raise invalid("since", "expected a version number (an integer >= 0)")
+            await self.watch(mid, game_id_of(message), since)
+        elif kind == "unwatch":
+            self.unwatch(game_id_of(message))
+            self.push({"type": "unwatched", "id": mid, "game_id": game_id_of(message)})
+        else:
+            raise invalid("type", "expected one of auth, act, watch, unwatch, ping")
+
+    async def act(self, mid: Any, message: dict[str, Any]) -> None:
+        if self.player is None:
+            raise Unauthorized("Send an auth message (or connect with a bearer token) first.")
+        game_id = game_id_of(message)
+        action = message.get("action")
+        if not isinstance(action, dict):
+            raise invalid("action", "expected an action object, as the body of POST .../moves")
+        key = message.get("idempotency_key")
+        if key is not None and (not isinstance(key, str) or not 1 <= len(key) <= 255):
+            raise invalid("idempotency_key", "must be 1 to 255 characters")
+        try:
+            request = ActionIn.model_validate(action).request()
+        except ValidationError as exc:
+            raise validation_problem(
+                [{**e, "field": "action." + e["field"]} for e in validation_errors(exc)]
+            ) from None
+        result = await service(self.request).act(self.player, game_id, request, key)
+        if isinstance(result, StoredResponse):
+            version = json.loads(result.body)["game"]["version"]
+        else:
+            version = result.view.row.version
+        # The body is the HTTP response, {"move": ..., "game": ...}: spliced, not re-encoded.
+        head = json.dumps({"type": "result", "id": mid, "game_id": game_id, "version": version})
+        self.enqueue(f"{head[:-1]}, {result.body[1:]}")
+
+
+def invalid(field: str, message: str) -> Exception:
+    return validation_problem([{"field": field, "message": message}])
+
+
+def game_id_of(message: dict[str, Any]) -> str:
+    raw = message.get("game_id")
+    try:
+        return str(uuid.UUID(raw)) if isinstance(raw, str) else str(uuid.UUID(""))
+    except ValueError:
+        raise NotFound(f"There is no game {raw!r}.") from None
+
+
+@routes.get("/api/v1/live")
+async def live(request: web.Request) -> web.StreamResponse:
+    ws = web.WebSocketResponse(
+        protocols=(SUBPROTOCOL,), heartbeat=HEARTBEAT_S, max_msg_size=MAX_MESSAGE
+    )
+    connection = Connection(request, ws)
+    header = request.headers.get("Authorization")
+    if header:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise web.HTTPUnauthorized()
+        connection.player = await service(request).authenticate(token.strip())
+    await ws.prepare(request)
+    request.app[CONNECTIONS].add(connection)
+    sender = asyncio.create_task(connection.sender())
+    try:
+        async for msg in ws:
+            if connection.close_code is not None:
+                break
+            if msg.type == WSMsgType.TEXT:
+                if not connection.take_token():
+                    connection.close_soon(CLOSE_POLICY, "rate limit exceeded")
+                    break
+                async with connection.busy:
+                    await connection.handle(msg.data)
+            elif msg.type == WSMsgType.BINARY:
+                connection.close_soon(CLOSE_UNSUPPORTED, "text messages only")
+                break
+            elif msg.type == WSMsgType.ERROR:
+                break
+    finally:
+        request.app[CONNECTIONS].discard(connection)
+        connection.unwatch_all()
+        connection.close_soon(connection.close_code or 1000, "")
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(sender, 5)
+        sender.cancel()
+    return ws
+
+
+async def close_all(app: web.Application) -> None:
+    """On shutdown: let each connection finish its action in flight, then close it with 1001."""
+
+    async def close(connection: Connection) -> None:
+        async with connection.busy:
+            connection.close_soon(CLOSE_GOING_AWAY, "server shutting down")
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                connection.ws.close(code=CLOSE_GOING_AWAY, message=b"server shutting down"), 5
+            )
+
+    connections: set[Connection] = app[CONNECTIONS]
+    await asyncio.gather(*(close(c) for c in list(connections)))
+
+
+def setup(app: web.Application) -> None:
+    app[CONNECTIONS] = set()
+    app.on_shutdown.append(close_all)
+    app.router.add_routes(routes)

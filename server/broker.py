@@ -1,0 +1,163 @@
+"""Delivery of game events to watchers, in this process and across processes (SPEC 2.6).
+
+A broker routes the event of each committed action to the local watchers of that game:
+
+- `LocalBroker` (SQLite, or one process): the service hands it the event after the commit.
+- `PgBroker` (PostgreSQL): the event is sent with `pg_notify` inside the action's own
+  transaction, so PostgreSQL delivers it on commit and only on commit, to every process that
+  listens, this one included; a dedicated asyncpg connection LISTENs and reconnects when it is
+  dropped.
+
+Watchers are callbacks that must not block (they put the message on a bounded queue).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.settings import async_url
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "solitaire_events"
+Watcher = Callable[[int, str], None]
+"""Called with (version, event text); must not block."""
+
+
+class Broker:
+    """The local half, common to both: who watches which game here."""
+
+    in_transaction = False
+
+    def __init__(self) -> None:
+        self.watchers: dict[str, set[Watcher]] = {}
+
+    def subscribe(self, game_id: str, watcher: Watcher) -> None:
+        self.watchers.setdefault(game_id, set()).add(watcher)
+
+    def unsubscribe(self, game_id: str, watcher: Watcher) -> None:
+        watchers = self.watchers.get(game_id)
+        if watchers is not None:
+            watchers.discard(watcher)
+            if not watchers:
+                del self.watchers[game_id]
+
+    def deliver(self, game_id: str, version: int, event: str) -> None:
+        for watcher in list(self.watchers.get(game_id, ())):
+            try:
+                watcher(version, event)
+            except Exception:  # a broken watcher must not stop the others
+                log.exception("watcher failed")
+
+    def notify_payload(self, game_id: str, version: int, event: str) -> str | None:
+        """What the fast writer sends with `pg_notify` (None: nothing)."""
+        return None
+
+    async def notify_in(
+        self, session: AsyncSession, game_id: str, version: int, event: str
+    ) -> None:
+        """Called inside the action's transaction."""
+
+    async def published(self, game_id: str, version: int, event: str) -> None:
+        """Called after the action's transaction committed."""
+
+    async def start(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
+
+
+class LocalBroker(Broker):
+    async def published(self, game_id: str, version: int, event: str) -> None:
+        self.deliver(game_id, version, event)
+
+
+class PgBroker(Broker):
+    in_transaction = True
+    RECONNECT_DELAY = 0.5
+    PROBE_INTERVAL = 10.0
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        parsed = make_url(async_url(url))
+        self.connect_args: dict[str, Any] = {
+            "host": parsed.host,
+            "port": parsed.port,
+            "user": parsed.username,
+            "password": parsed.password,
+            "database": parsed.database,
+        }
+        self.connection: Any = None
+        self.task: asyncio.Task[None] | None = None
+        self.listening = asyncio.Event()
+
+    def notify_payload(self, game_id: str, version: int, event: str) -> str | None:
+        return f"{game_id} {version} {event}"
+
+    async def notify_in(
+        self, session: AsyncSession, game_id: str, version: int, event: str
+    ) -> None:
+        await session.execute(
+            text("SELECT pg_notify(:channel, :payload)"),
+            {"channel": CHANNEL, "payload": f"{game_id} {version} {event}"},
+        )
+
+    def _on_notification(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+        game_id, version, event = payload.split(" ", 2)
+        self.deliver(game_id, int(version), event)
+
+    async def _listen_forever(self) -> None:
+        import asyncpg
+
+        while True:
+            try:
+                connection = await asyncpg.connect(**self.connect_args)
+                lost = asyncio.Event()
+                connection.add_termination_listener(lambda _c, event=lost: event.set())
+                await connection.add_listener(CHANNEL, self._on_notification)
+                self.connection = connection
+                self.listening.set()
+                while not lost.is_set():
+                    # A dropped connection that nobody closed is found by a periodic probe.
+                    try:
+                        await asyncio.wait_for(lost.wait(), self.PROBE_INTERVAL)
+                    except TimeoutError:
+                        await asyncio.wait_for(connection.fetchval("SELECT 1"), 5)
+            except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                log.warning("event listener: %s; reconnecting", exc)
+            finally:
+                self.listening.clear()
+                if self.connection is not None:
+                    with contextlib.suppress(Exception):
+                        await self.connection.close(timeout=1)
+                    self.connection = None
+            await asyncio.sleep(self.RECONNECT_DELAY)
+
+    async def start(self) -> None:
+        self.task = asyncio.create_task(self._listen_forever())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.listening.wait(), 10)
+
+    async def close(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+        if self.connection is not None:
+            with contextlib.suppress(Exception):
+                await self.connection.close(timeout=1)
+
+
+def make_broker(url: str) -> Broker:
+    if make_url(async_url(url)).get_backend_name() == "sqlite":
+        return LocalBroker()
+    return PgBroker(url)

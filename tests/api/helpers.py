@@ -1,0 +1,133 @@
+"""Helpers shared by the API tests: problem documents, playing move texts over HTTP, and the
+cards a position hides (computed locally with the engine)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from aiohttp import ClientResponse
+from aiohttp.test_utils import TestClient
+
+from server.engine import DealCode, Game, card_text, parse_action
+from tests.conftest import Api, load_data
+
+PROBLEM_TYPE = "application/problem+json"
+GAME_KEYS = {
+    "id",
+    "code",
+    "rule",
+    "status",
+    "player",
+    "score",
+    "moves",
+    "elapsed_ms",
+    "undo_available",
+    "version",
+    "tableau",
+    "foundations",
+    "created_at",
+    "finished_at",
+}
+
+
+def vectors() -> list[dict[str, Any]]:
+    """The whole games of tests/data/games.json."""
+    games: list[dict[str, Any]] = load_data("games.json")["games"]
+    return games
+
+
+def deals() -> list[dict[str, Any]]:
+    """The deals of tests/data/deals.json."""
+    found: list[dict[str, Any]] = load_data("deals.json")["deals"]
+    return found
+
+
+def action_body(text: str) -> dict[str, Any]:
+    """The request body of a move text: `7H-t5` or `undo`."""
+    if text == "undo":
+        return {"action": "undo"}
+    card, to = text.split("-")
+    return {"card": card, "to": to}
+
+
+def local_game(code: str, actions: list[str] | tuple[str, ...] = ()) -> Game:
+    """The engine's game after `actions` on the deal of `code`."""
+    game = Game.deal(DealCode.parse(code))
+    for text in actions:
+        game.play(parse_action(text))
+    return game
+
+
+def hidden_cards(game: Game) -> set[str]:
+    """The two-letter texts of the face-down cards of a position."""
+    return {
+        card_text(card)
+        for column, down in zip(game.columns, game.down, strict=True)
+        for card in column[:down]
+    }
+
+
+def leaked(text: str, hidden: set[str]) -> list[str]:
+    """The hidden cards that appear in a raw JSON text as JSON strings (`"7H"`)."""
+    return sorted(card for card in hidden if json.dumps(card) in text)
+
+
+def parse_iso(text: str) -> datetime:
+    """A server timestamp: ISO 8601 with a time zone."""
+    assert isinstance(text, str), text
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    assert moment.tzinfo is not None, text
+    return moment
+
+
+async def problem(response: ClientResponse, status: int) -> dict[str, Any]:
+    """Checks that `response` is an RFC 9457 problem document with `status`; returns it."""
+    text = await response.text()
+    assert response.status == status, text
+    assert response.content_type == PROBLEM_TYPE, (response.content_type, text)
+    body: dict[str, Any] = json.loads(text)
+    assert isinstance(body, dict), text
+    for key in ("type", "title", "status", "detail"):
+        assert key in body, (key, body)
+    assert body["status"] == status, body
+    assert isinstance(body["type"], str) and body["type"], body
+    assert isinstance(body["title"], str) and body["title"], body
+    assert isinstance(body["detail"], str) and body["detail"], body
+    assert "Traceback" not in text
+    return body
+
+
+async def illegal(response: ClientResponse, rule: str) -> dict[str, Any]:
+    """Checks an illegal-move refusal (422) naming `rule`; returns the problem document."""
+    body = await problem(response, 422)
+    assert body["type"].endswith("/problems/illegal-move"), body
+    assert body["title"] == "Illegal move", body
+    assert body["rule"] == rule, body
+    return body
+
+
+async def play(api: Api, auth: dict[str, str], game_id: str, actions: list[str]) -> Any:
+    """Plays move texts in order (each must be accepted); returns the last response body."""
+    result: Any = None
+    for text in actions:
+        result = await api.act(auth, game_id, action_body(text))
+        assert result["move"] == text, (text, result["move"])
+    return result
+
+
+async def state(client: TestClient[Any, Any], game_id: str) -> dict[str, Any]:
+    """The game as GET answers it, without `elapsed_ms` (which runs with the clock)."""
+    response = await client.get(f"/api/v1/games/{game_id}")
+    assert response.status == 200, await response.text()
+    body: dict[str, Any] = await response.json()
+    body.pop("elapsed_ms")
+    return body
+
+
+async def move_log(client: TestClient[Any, Any], game_id: str) -> list[dict[str, Any]]:
+    response = await client.get(f"/api/v1/games/{game_id}/moves")
+    assert response.status == 200, await response.text()
+    moves: list[dict[str, Any]] = (await response.json())["moves"]
+    return moves

@@ -1,0 +1,275 @@
+"""Malformed requests, limits, rate limiting and CORS (SPEC 2.7)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+
+from server.app import create_app
+from server.settings import Settings
+from tests.api.helpers import problem, state
+from tests.conftest import Api, ClientFactory
+
+JSON = {"Content-Type": "application/json"}
+
+
+@dataclass
+class Case:
+    """One malformed request: `path` may hold `{game}`; `auth` adds the player's token."""
+
+    name: str
+    method: str
+    path: str
+    status: int | None
+    """The status it must answer; None: any 4xx."""
+    data: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    auth: bool = True
+
+
+def raw(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+# After the opening move AC-f (version 1), 3D-t3 is legal: every body below is built around
+# it, so that a server that ignored the flaw would visibly change the game.
+LEGAL = {"card": "3D", "to": "t3"}
+MOVES = "/api/v1/games/{game}/moves"
+
+CASES = [
+    Case("malformed JSON", "POST", MOVES, 400, b'{"card": "3D", "to": "t3"'),
+    Case("malformed JSON, single quotes", "POST", MOVES, 400, b"{'card': '3D', 'to': 't3'}"),
+    Case("trailing garbage", "POST", MOVES, 400, b'{"card": "3D", "to": "t3"} x'),
+    Case("JSON string", "POST", MOVES, 422, raw("3D-t3")),
+    Case("JSON number", "POST", MOVES, 422, b"42"),
+    Case("JSON null", "POST", MOVES, 422, b"null"),
+    Case("JSON array", "POST", MOVES, 422, raw([LEGAL])),
+    Case("empty body", "POST", MOVES, 422, b""),
+    Case("empty object", "POST", MOVES, 422, b"{}"),
+    Case("unknown field", "POST", MOVES, 422, raw({**LEGAL, "force": True})),
+    Case("card is a number", "POST", MOVES, 422, raw({"card": 3, "to": "t3"})),
+    Case("card is a list", "POST", MOVES, 422, raw({"card": ["3D"], "to": "t3"})),
+    Case("to is a number", "POST", MOVES, 422, raw({"card": "3D", "to": 3})),
+    Case("action is a number", "POST", MOVES, 422, raw({"action": 1, "card": "3D"})),
+    Case("card ZZ", "POST", MOVES, 422, raw({"card": "ZZ", "to": "t3"})),
+    Case("card 1D", "POST", MOVES, 422, raw({"card": "1D", "to": "t3"})),
+    Case("to t8", "POST", MOVES, 422, raw({"card": "3D", "to": "t8"})),
+    Case("to t0", "POST", MOVES, 422, raw({"card": "3D", "to": "t0"})),
+    Case("to f1", "POST", MOVES, 422, raw({"card": "3D", "to": "f1"})),
+    Case("move without to", "POST", MOVES, 422, raw({"card": "3D"})),
+    Case("action fly", "POST", MOVES, 422, raw({"action": "fly", "card": "3D"})),
+    Case("undo with a card", "POST", MOVES, 422, raw({"action": "undo", "card": "AC"})),
+    Case("tap without card", "POST", MOVES, 422, raw({"action": "tap"})),
+    Case("tap with a place", "POST", MOVES, 422, raw({"action": "tap", "card": "3D", "to": "t3"})),
+    Case("double_tap without card", "POST", MOVES, 422, raw({"action": "double_tap"})),
+    Case("negative expected_version", "POST", MOVES, 422, raw({**LEGAL, "expected_version": -1})),
+    Case("text expected_version", "POST", MOVES, 422, raw({**LEGAL, "expected_version": "one"})),
+    Case(
+        "numeric-text expected_version", "POST", MOVES, 422, raw({**LEGAL, "expected_version": "1"})
+    ),
+    Case("boolean expected_version", "POST", MOVES, 422, raw({**LEGAL, "expected_version": True})),
+    Case("huge expected_version", "POST", MOVES, 422, raw({**LEGAL, "expected_version": 10**30})),
+    Case("body over 256 KiB", "POST", MOVES, 413, raw({**LEGAL, "pad": "x" * (300 * 1024)})),
+    Case("non-UTF-8 bytes", "POST", MOVES, 400, b'{"card": "3D", "to": "t3", "x": "\xff\xfe"}'),
+    Case("NUL in a card", "POST", MOVES, 422, raw({"card": "3D\u0000", "to": "t3"})),
+    Case("deeply nested array", "POST", MOVES, None, b"[" * 100_000 + b"]" * 100_000),
+    Case(
+        "deeply nested value",
+        "POST",
+        MOVES,
+        None,
+        b'{"card": ' + b"[" * 50_000 + b"]" * 50_000 + b', "to": "t3"}',
+    ),
+    Case("invalid UUID", "POST", "/api/v1/games/not-a-uuid/moves", 404, raw(LEGAL)),
+    Case("invalid UUID on GET", "GET", "/api/v1/games/123", 404),
+    Case("invalid UUID on targets", "GET", "/api/v1/games/xyz/targets?card=3D", 404),
+    Case("unknown game", "POST", f"/api/v1/games/{uuid.uuid4()}/moves", 404, raw(LEGAL)),
+    Case("unknown game GET", "GET", f"/api/v1/games/{uuid.uuid4()}", 404),
+    Case("unknown game moves", "GET", f"/api/v1/games/{uuid.uuid4()}/moves", 404),
+    Case("unknown game replay", "GET", f"/api/v1/games/{uuid.uuid4()}/replay", 404),
+    Case("unknown game abandon", "POST", f"/api/v1/games/{uuid.uuid4()}/abandon", 404),
+    Case("unknown route", "GET", "/api/v1/nothing-here", 404),
+    Case("unknown route under a game", "GET", "/api/v1/games/{game}/nothing", 404),
+    Case("wrong method on a game", "DELETE", "/api/v1/games/{game}", 405),
+    Case("wrong method on moves", "PUT", MOVES, 405, raw(LEGAL)),
+    Case("GET on abandon", "GET", "/api/v1/games/{game}/abandon", 405),
+    Case("targets without card", "GET", "/api/v1/games/{game}/targets", 422),
+    Case("targets with card ZZ", "GET", "/api/v1/games/{game}/targets?card=ZZ", 422),
+    Case(
+        "Idempotency-Key over 255 characters",
+        "POST",
+        MOVES,
+        422,
+        raw(LEGAL),
+        {"Idempotency-Key": "k" * 256},
+    ),
+    Case("empty Idempotency-Key", "POST", MOVES, 422, raw(LEGAL), {"Idempotency-Key": ""}),
+    Case("player name empty", "POST", "/api/v1/players", 422, raw({"name": ""}), auth=False),
+    Case("player name blank", "POST", "/api/v1/players", 422, raw({"name": "   "}), auth=False),
+    Case("player name 65", "POST", "/api/v1/players", 422, raw({"name": "a" * 65}), auth=False),
+    Case("player name 1000", "POST", "/api/v1/players", 422, raw({"name": "é" * 1000}), auth=False),
+    Case("player name NUL", "POST", "/api/v1/players", 422, raw({"name": "a\u0000b"}), auth=False),
+    Case("player name number", "POST", "/api/v1/players", 422, raw({"name": 7}), auth=False),
+    Case("player without name", "POST", "/api/v1/players", 422, raw({}), auth=False),
+    Case("player unknown field", "POST", "/api/v1/players", 422, raw({"name": "a", "admin": True})),
+    Case("player malformed", "POST", "/api/v1/players", 400, b'{"name": "a"', auth=False),
+    Case("game bad code", "POST", "/api/v1/games", 422, raw({"code": "RU1-C-AAAA"})),
+    Case("game code RU2", "POST", "/api/v1/games", 422, raw({"code": "RU2-C-AAAAAAA"})),
+    Case("game bad rule", "POST", "/api/v1/games", 422, raw({"rule": "yukon"})),
+    Case("game code is a number", "POST", "/api/v1/games", 422, raw({"code": 7})),
+    Case("game unknown field", "POST", "/api/v1/games", 422, raw({"rule": "classic", "x": 1})),
+    Case("game body is an array", "POST", "/api/v1/games", 422, raw(["classic"])),
+]
+
+
+async def test_malformed_requests_are_refused_with_problems(
+    client: TestClient[Any, Any], api: Api
+) -> None:
+    player_id, auth = await api.player("ana")
+    failures = []
+    for case in CASES:
+        # A fresh game at version 1 for each case, so that each is judged on its own.
+        game = await api.game(auth, code="RU1-C-AAAAAFN")
+        game_id = game["id"]
+        await api.act(auth, game_id, {"card": "AC", "to": "f"})
+        before = await state(client, game_id)
+        headers = {**(auth if case.auth else {}), **JSON, **case.headers}
+        path = case.path.format(game=game_id)
+        response = await client.request(case.method, path, data=case.data, headers=headers)
+        try:
+            assert response.status != 500, "500"
+            if case.status is None:
+                assert 400 <= response.status < 500
+            await problem(response, case.status or response.status)
+            if case.status == 405:
+                assert "Allow" in response.headers
+        except AssertionError as exc:
+            failures.append(f"{case.name}: {case.method} {path} -> {response.status}: {exc}")
+        after = await state(client, game_id)
+        if after != before:
+            failures.append(f"{case.name}: the game changed: version {after['version']}")
+    assert not failures, "\n".join(failures)
+
+    # The server still answers, for the same player.
+    moved = await api.act(auth, game_id, {"card": "3D", "to": "t3"})
+    assert moved["game"]["player"]["id"] == player_id
+
+
+async def test_valid_edge_inputs_are_accepted(client: TestClient[Any, Any], api: Api) -> None:
+    """The boundaries of the limits above are accepted."""
+    response = await client.post("/api/v1/players", json={"name": "a" * 64})
+    assert response.status == 201, await response.text()
+    response = await client.post("/api/v1/players", json={"name": "  Ioana Ștefănescu  "})
+    assert response.status == 201, await response.text()
+    assert (await response.json())["name"] == "Ioana Ștefănescu"
+    response = await client.post("/api/v1/players", json={"name": "מיכל"})
+    assert response.status == 201
+    assert (await response.json())["name"] == "מיכל"
+    _, auth = await api.player()
+    game = await api.game(auth, code="RU1-C-AAAAAFN")
+    response = await client.post(
+        f"/api/v1/games/{game['id']}/moves",
+        json={"card": "ac", "to": "F"},
+        headers={**auth, "Idempotency-Key": "k" * 255},
+    )
+    assert response.status == 200, await response.text()
+    response = await client.post(
+        f"/api/v1/games/{game['id']}/moves",
+        json={"card": "3d", "to": "T3", "expected_version": 1},
+        headers=auth,
+    )
+    assert response.status == 200, await response.text()
+    assert (await response.json())["move"] == "3D-t3"
+
+
+async def test_rate_limit(aiohttp_client: ClientFactory, database_url: str) -> None:
+    client = await aiohttp_client(
+        create_app(Settings(database_url=database_url, rate_limit=5, migrate=False))
+    )
+    path = f"/api/v1/games/{uuid.uuid4()}"
+    responses = []
+    for _ in range(30):
+        response = await client.get(path)
+        responses.append((response.status, dict(response.headers), await response.text()))
+    statuses = [status for status, _, _ in responses]
+    assert statuses[0] == 404, statuses
+    assert 429 in statuses, statuses
+    assert set(statuses) <= {404, 429}, statuses
+    assert statuses.count(429) >= 20, statuses
+    for status, headers, text in responses:
+        if status != 429:
+            continue
+        assert headers["Content-Type"].startswith("application/problem+json")
+        assert int(headers["Retry-After"]) >= 1
+        document = json.loads(text)
+        assert document["status"] == 429
+        assert document["type"] and document["title"] and document["detail"]
+
+
+async def test_default_rate_limit_lets_a_player_act_20_times_a_second(
+    aiohttp_client: ClientFactory, database_url: str
+) -> None:
+    client = await aiohttp_client(create_app(Settings(database_url=database_url, migrate=False)))
+    api = Api(client)
+    _, auth = await api.player()
+    game = await api.game(auth, code="RU1-C-AAAAAFN")
+    moves = ["AC-f", "undo"] * 10
+    for text in moves:
+        body = {"action": "undo"} if text == "undo" else {"card": "AC", "to": "f"}
+        result = await api.act(auth, game["id"], body)
+        assert result["move"] == text
+    for _ in range(5):
+        response = await client.get(f"/api/v1/games/{game['id']}")
+        assert response.status == 200
+
+
+async def test_cors(client: TestClient[Any, Any], api: Api) -> None:
+    origin = {"Origin": "https://cards.example"}
+    for path in ("/api/v1/games", f"/api/v1/games/{uuid.uuid4()}/moves"):
+        response = await client.options(
+            path,
+            headers={
+                **origin,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, idempotency-key, content-type",
+            },
+        )
+        assert response.status == 204, await response.text()
+        assert response.headers["Access-Control-Allow-Origin"] in ("*", origin["Origin"])
+        allowed = {
+            h.strip().lower() for h in response.headers["Access-Control-Allow-Headers"].split(",")
+        }
+        assert {"authorization", "idempotency-key", "content-type"} <= allowed
+        methods = {
+            m.strip().upper() for m in response.headers["Access-Control-Allow-Methods"].split(",")
+        }
+        assert {"GET", "POST"} <= methods
+
+    _, auth = await api.player()
+    response = await client.post(
+        "/api/v1/games", json={"code": "RU1-C-AAAAAFN"}, headers={**auth, **origin}
+    )
+    assert response.status == 201
+    assert response.headers["Access-Control-Allow-Origin"] in ("*", origin["Origin"])
+    exposed = {
+        h.strip().lower() for h in response.headers["Access-Control-Expose-Headers"].split(",")
+    }
+    assert "location" in exposed
+    game = await response.json()
+
+    response = await client.get(f"/api/v1/games/{game['id']}", headers=origin)
+    assert response.status == 200
+    assert response.headers["Access-Control-Allow-Origin"] in ("*", origin["Origin"])
+    # Errors are readable cross-origin too.
+    response = await client.get(f"/api/v1/games/{uuid.uuid4()}", headers=origin)
+    await problem(response, 404)
+    assert response.headers["Access-Control-Allow-Origin"] in ("*", origin["Origin"])
+    response = await client.post(
+        f"/api/v1/games/{game['id']}/moves", json={"card": "AC", "to": "f"}, headers=origin
+    )
+    await problem(response, 401)
+    assert response.headers["Access-Control-Allow-Origin"] in ("*", origin["Origin"])
