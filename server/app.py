@@ -40,7 +40,9 @@ async def database(app: web.Application) -> AsyncIterator[None]:
 def create_app(settings: Settings) -> web.Application:
     middlewares: list[Middleware] = [cors_middleware, problem_middleware]
     if settings.rate_limit > 0:
-        middlewares.insert(1, RateLimiter(settings.rate_limit).middleware())
+        middlewares.insert(
+            1, RateLimiter(settings.rate_limit, settings.trust_forwarded).middleware()
+        )
     app = web.Application(middlewares=middlewares, client_max_size=settings.body_limit)
     app[SETTINGS] = settings
     app.cleanup_ctx.append(database)

@@ -26,6 +26,9 @@ class Settings:
     rate_limit: float = DEFAULT_RATE_LIMIT
     body_limit: int = DEFAULT_BODY_LIMIT
     migrate: bool = True
+    workers: int = 1
+    trust_forwarded: bool = False
+    """Take a client's address from X-Forwarded-For (only behind a proxy that sets it)."""
 
     @property
     def async_database_url(self) -> str:
@@ -84,12 +87,26 @@ def from_args(
         default=env.get("RATE_LIMIT", str(DEFAULT_RATE_LIMIT)),
         help="requests per second per client, 0 to turn off (default: $RATE_LIMIT or 50)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=int(env.get("WORKERS", "1")),
+        help="server processes sharing the port (PostgreSQL only; default: $WORKERS or 1)",
+    )
     args = parser.parse_args(argv)
     settings = Settings(
         host=args.host,
         port=args.port,
         database_url=args.database_url,
         rate_limit=_rate(str(args.rate_limit)),
+        workers=args.workers,
+        trust_forwarded=env.get("TRUST_FORWARDED", "") not in ("", "0", "false", "no"),
     )
-    settings.async_database_url  # noqa: B018 - validates the URL once, here
+    if not 1 <= settings.workers <= 64:
+        raise SettingsError(f"--workers {settings.workers}: expected 1 to 64")
+    if settings.workers > 1 and settings.is_sqlite:
+        raise SettingsError(
+            "--workers above 1 needs PostgreSQL: with SQLite, watchers only hear of the moves "
+            "made in their own process"
+        )
     return settings

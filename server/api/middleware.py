@@ -46,8 +46,9 @@ class RateLimiter:
 
     MAX_CLIENTS = 50_000
 
-    def __init__(self, rate: float) -> None:
+    def __init__(self, rate: float, trust_forwarded: bool = False) -> None:
         self.rate = rate
+        self.trust_forwarded = trust_forwarded
         self.capacity = max(1.0, rate)
         self.buckets: dict[str, tuple[float, float]] = {}
 
@@ -69,12 +70,21 @@ class RateLimiter:
             if now - last >= full:
                 del self.buckets[client]
 
+    def address(self, request: web.Request) -> str:
+        if self.trust_forwarded:
+            forwarded = request.headers.get("X-Forwarded-For", "")
+            # The last address is the one the trusted proxy saw.
+            last = forwarded.rsplit(",", 1)[-1].strip()
+            if last:
+                return last
+        return request.remote or "?"
+
     def middleware(self) -> Middleware:
         @web.middleware
         async def rate_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
             if not request.path.startswith("/api/") or request.method == "OPTIONS":
                 return await handler(request)
-            client = request.headers.get("Authorization") or request.remote or "?"
+            client = request.headers.get("Authorization") or self.address(request)
             wait = self.take(client, time.monotonic())
             if wait > 0:
                 return problem_response(
