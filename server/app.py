@@ -7,11 +7,12 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from server.api import games, health, live, players, replays
+from server.api import boards, games, health, live, players, replays
 from server.api.middleware import RateLimiter, cors_middleware
 from server.api.problems import problem_middleware
+from server.boards import BoardService
 from server.broker import make_broker
-from server.keys import BROKER, ENGINE, SERVICE, SETTINGS
+from server.keys import BOARDS, BROKER, ENGINE, SERVICE, SETTINGS
 from server.service import GameService
 from server.settings import Settings
 from server.store.db import make_engine, migrate_async, sessionmakers
@@ -31,6 +32,7 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     app[ENGINE] = engine
     app[BROKER] = broker
     app[SERVICE] = GameService(readers, writers, move_writer=move_writer, broker=broker)
+    app[BOARDS] = BoardService(readers)
     yield
     await broker.close()
     await move_writer.close()
@@ -46,7 +48,7 @@ def create_app(settings: Settings) -> web.Application:
     app = web.Application(middlewares=middlewares, client_max_size=settings.body_limit)
     app[SETTINGS] = settings
     app.cleanup_ctx.append(database)
-    for module in (health, players, games, replays):
+    for module in (health, players, games, replays, boards):
         app.router.add_routes(module.routes)
     live.setup(app)
     return app

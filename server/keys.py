@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.boards import BoardService
 from server.broker import Broker
 from server.service import GameService
 from server.settings import Settings
@@ -13,3 +14,4 @@ SETTINGS = web.AppKey("settings", Settings)
 ENGINE = web.AppKey("engine", AsyncEngine)
 SERVICE = web.AppKey("service", GameService)
 BROKER = web.AppKey("broker", Broker)
+BOARDS = web.AppKey("boards", BoardService)

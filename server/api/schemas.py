@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -116,6 +117,47 @@ class ActionIn(Strict):
             to=parse_place(self.to) if self.to is not None else None,
             expected_version=self.expected_version,
         )
+
+
+class BoardQueryIn(Strict):
+    """Query of GET /api/v1/leaderboards."""
+
+    rule: Rule = Rule.CLASSIC
+    by: Literal["score", "time", "moves"] = "score"
+    period: Literal["day", "week", "month", "all"] = "all"
+    code: str | None = Field(default=None, max_length=32)
+    daily: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    assisted: bool = False
+    limit: int = Field(default=20, ge=1, le=100)
+    after: str | None = Field(default=None, max_length=512)
+
+    @field_validator("code")
+    @classmethod
+    def valid_code(cls, value: str | None) -> str | None:
+        return str(DealCode.parse(value)) if value is not None else None
+
+    @field_validator("daily")
+    @classmethod
+    def valid_day(cls, value: str | None) -> str | None:
+        if value is not None:
+            date.fromisoformat(value)
+        return value
+
+
+class GamesQueryIn(Strict):
+    """Query of GET /api/v1/players/{id}/games (and its export)."""
+
+    rule: Rule | None = None
+    status: Literal["active", "won", "abandoned", "finished"] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = Field(default=20, ge=1, le=100)
+    after: str | None = Field(default=None, max_length=512)
+
+    def statuses(self) -> tuple[str, ...] | None:
+        if self.status == "finished":
+            return ("won", "abandoned")
+        return (self.status,) if self.status is not None else None
 
 
 class ReplayIn(BaseModel):

@@ -55,6 +55,23 @@ class GameRow(Base):
     finished_ms: Mapped[int | None] = mapped_column(BigInteger)
     elapsed_ms: Mapped[int | None] = mapped_column(BigInteger)
     assisted: Mapped[bool] = mapped_column(Boolean, default=False)
+    daily: Mapped[str | None] = mapped_column(String(10))
+    """The UTC date (YYYY-MM-DD) of the daily deal this game plays, if it is one."""
+    practice: Mapped[bool] = mapped_column(Boolean, default=False)
+    """A daily game after the player's first attempt of that day: never ranked."""
+
+
+class DealVerdict(Base):
+    """The solver's verdict on a deal (SPEC 1.8 code), cached."""
+
+    __tablename__ = "deal_verdicts"
+
+    code: Mapped[str] = mapped_column(String(16), primary_key=True)
+    take_backs: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    status: Mapped[str] = mapped_column(String(12))
+    nodes: Mapped[int] = mapped_column(Integer)
+    line: Mapped[str | None] = mapped_column(Text)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
 
 
 class MoveRow(Base):

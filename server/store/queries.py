@@ -56,6 +56,8 @@ class GameRecord:
     finished_ms: int | None
     elapsed_ms: int | None
     assisted: bool
+    daily: str | None = None
+    practice: bool = False
 
 
 _GAME_COLUMNS = [getattr(GameRow, f.name) for f in fields(GameRecord)]

@@ -1,0 +1,138 @@
+"""Leaderboards, player statistics, a player's games and their export (SPEC 2.5)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from aiohttp import web
+from pydantic import ValidationError
+
+from server.api.common import json_response, path_id
+from server.api.problems import validation_errors, validation_problem
+from server.api.schemas import BoardQueryIn, GamesQueryIn, Strict
+from server.keys import BOARDS
+from server.store.boards import GameFilter
+from server.views import game_json, iso, replay_json
+
+routes = web.RouteTableDef()
+Q = TypeVar("Q", bound=Strict)
+
+
+def query_of(request: web.Request, model: type[Q]) -> Q:
+    try:
+        return model.model_validate(dict(request.query))
+    except ValidationError as exc:
+        raise validation_problem(validation_errors(exc)) from None
+
+
+def next_link(request: web.Request, cursor: str | None) -> dict[str, str]:
+    if cursor is None:
+        return {}
+    url = request.rel_url.update_query(after=cursor)
+    return {"Link": f'<{url}>; rel="next"'}
+
+
+@routes.get("/api/v1/leaderboards")
+async def leaderboards(request: web.Request) -> web.Response:
+    q = query_of(request, BoardQueryIn)
+    rule = q.rule.value
+    if q.code is not None:
+        rule = "relaxed" if q.code.split("-")[1] == "R" else "classic"
+    page = await request.app[BOARDS].leaderboard(
+        rule=rule,
+        by=q.by,
+        period=q.period,
+        assisted=q.assisted,
+        code=q.code,
+        daily=q.daily,
+        limit=q.limit,
+        after=q.after,
+    )
+    body = {
+        "rule": rule,
+        "by": q.by,
+        "period": q.period,
+        "code": q.code,
+        "daily": q.daily,
+        "assisted": q.assisted,
+        "entries": [
+            {
+                "rank": rank,
+                "player": {"id": row.player_id, "name": row.player_name},
+                "game_id": row.game_id,
+                "code": row.code,
+                "score": row.score,
+                "time_ms": row.elapsed_ms,
+                "moves": row.moves,
+                "finished_at": iso(row.finished_ms),
+            }
+            for rank, row in page.rows
+        ],
+        "next": page.next,
+    }
+    return json_response(body, headers=next_link(request, page.next))
+
+
+@routes.get("/api/v1/players/{id}/stats")
+async def stats(request: web.Request) -> web.Response:
+    player_id = path_id(request)
+    name, per_rule = await request.app[BOARDS].stats(player_id)
+    return json_response({"player": {"id": player_id, "name": name}, "rules": per_rule})
+
+
+def _filter(player_id: str, q: GamesQueryIn) -> GameFilter:
+    def ms(moment: datetime | None) -> int | None:
+        if moment is None:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return int(moment.timestamp() * 1000)
+
+    return GameFilter(
+        player_id=player_id,
+        rule=q.rule.value if q.rule is not None else None,
+        status=q.statuses(),
+        since_ms=ms(q.since),
+        until_ms=ms(q.until),
+    )
+
+
+@routes.get("/api/v1/players/{id}/games")
+async def player_games(request: web.Request) -> web.Response:
+    player_id = path_id(request)
+    q = query_of(request, GamesQueryIn)
+    page = await request.app[BOARDS].games(_filter(player_id, q), after=q.after, limit=q.limit)
+    body: dict[str, Any] = {
+        "games": [game_json(view) for view in page.games],
+        "next": page.next,
+    }
+    return json_response(body, headers=next_link(request, page.next))
+
+
+@routes.get("/api/v1/players/{id}/games/export")
+async def export(request: web.Request) -> web.StreamResponse:
+    """The player's finished games as NDJSON replays, streamed a chunk at a time."""
+    player_id = path_id(request)
+    q = query_of(request, GamesQueryIn)
+    if q.after is not None or "limit" in request.query:
+        raise validation_problem(
+            [{"field": "after", "message": "the export has no pages: it streams every game"}]
+        )
+    f = _filter(player_id, q)
+    finished = tuple(s for s in (f.status or ("won", "abandoned")) if s != "active")
+    f = GameFilter(f.player_id, f.rule, finished or ("none",), f.since_ms, f.until_ms)
+    games = await request.app[BOARDS].export(f)
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "application/x-ndjson",
+            "Content-Disposition": f'attachment; filename="games-{player_id}.ndjson"',
+        }
+    )
+    await response.prepare(request)
+    async for view, log in games:
+        line = json.dumps(replay_json(view, log), ensure_ascii=False) + "\n"
+        await response.write(line.encode())
+    await response.write_eof()
+    return response

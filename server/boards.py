@@ -1,0 +1,238 @@
+"""Use-cases of the leaderboards, player statistics, game listings and export (SPEC 2.5).
+
+Periods are calendar periods in UTC: `day` since today's midnight, `week` since Monday's,
+`month` since the first of the month, `all` for ever. Cursors are opaque to clients: base64url
+JSON of the last row's position, its rank and a fingerprint of the board's parameters; a cursor
+that does not decode, or belongs to another board, is refused (422).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from server.engine.snapshot import loads
+from server.errors import InvalidInput, NotFound
+from server.service import Clock, GameView, wall_clock_ms
+from server.store import boards as store
+from server.store import queries
+from server.store.models import GameRow
+from server.store.queries import GameRecord
+
+PERIODS = ("day", "week", "month", "all")
+BOARD_KINDS = ("score", "time", "moves")
+EXPORT_CHUNK = 100
+
+
+def period_start(period: str, now_ms: int) -> int | None:
+    if period == "all":
+        return None
+    now = datetime.fromtimestamp(now_ms / 1000, UTC)
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "week":
+        start -= timedelta(days=start.weekday())
+    elif period == "month":
+        start = start.replace(day=1)
+    return int(start.timestamp() * 1000)
+
+
+def encode_cursor(values: list[Any], board: str) -> str:
+    raw = json.dumps({"v": values, "b": board}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, board: str, types: tuple[type, ...]) -> list[Any]:
+    """The values of a cursor made by `encode_cursor` for the same board, or InvalidInput."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+        values = data["v"]
+        ok = (
+            data["b"] == board
+            and isinstance(values, list)
+            and len(values) == len(types)
+            and all(
+                isinstance(v, t) and not isinstance(v, bool)
+                for v, t in zip(values, types, strict=True)
+            )
+        )
+    except (ValueError, KeyError, TypeError, binascii.Error, RecursionError):
+        ok = False
+    if not ok:
+        raise InvalidInput(
+            "The cursor 'after' is not one this board gave out.",
+            errors=[{"field": "after", "message": "invalid cursor"}],
+        )
+    return list(values)
+
+
+def fingerprint(*parts: object) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+def record_of(row: GameRow) -> GameRecord:
+    return GameRecord(**{f.name: getattr(row, f.name) for f in fields(GameRecord)})
+
+
+@dataclass(frozen=True, slots=True)
+class BoardPage:
+    rows: list[tuple[int, store.BoardRow]]
+    next: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GamesPage:
+    games: list[GameView]
+    next: str | None
+
+
+class BoardService:
+    def __init__(
+        self, readers: async_sessionmaker[AsyncSession], clock: Clock = wall_clock_ms
+    ) -> None:
+        self.readers = readers
+        self.clock = clock
+
+    async def leaderboard(
+        self,
+        *,
+        rule: str,
+        by: str,
+        period: str,
+        assisted: bool,
+        code: str | None,
+        daily: str | None,
+        limit: int,
+        after: str | None,
+    ) -> BoardPage:
+        board = fingerprint("board", rule, by, period, assisted, code, daily)
+        position: tuple[int, int, str] | None = None
+        rank = 0
+        if after is not None:
+            key, finished, game_id, rank = decode_cursor(after, board, (int, int, str, int))
+            position = (key, finished, game_id)
+        query = store.BoardQuery(
+            rule=rule,
+            by=by,
+            assisted=assisted,
+            code=code,
+            daily=daily,
+            since_ms=period_start(period, self.clock()),
+            after=position,
+            limit=limit + 1,
+        )
+        async with self.readers.begin() as session:
+            rows = await store.board(session, query)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        ranked = [(rank + i + 1, row) for i, row in enumerate(rows)]
+        next_cursor = None
+        if more and rows:
+            last = rows[-1]
+            next_cursor = encode_cursor(
+                [last.sort_key(by), last.finished_ms, last.game_id, rank + len(rows)], board
+            )
+        return BoardPage(ranked, next_cursor)
+
+    async def stats(self, player_id: str) -> tuple[str, dict[str, dict[str, Any]]]:
+        async with self.readers.begin() as session:
+            player = await queries.player_by_id(session, player_id)
+            if player is None:
+                raise NotFound(f"There is no player {player_id!r}.")
+            games = await store.finished_games(session, player_id)
+        today = datetime.fromtimestamp(self.clock() / 1000, UTC).date()
+        return player.name, {
+            rule: rule_stats([g for g in games if g.rule == rule], today)
+            for rule in ("classic", "relaxed")
+        }
+
+    async def games(self, f: store.GameFilter, *, after: str | None, limit: int) -> GamesPage:
+        board = fingerprint("games", f)
+        position = None
+        if after is not None:
+            created, game_id = decode_cursor(after, board, (int, str))
+            position = (created, game_id)
+        async with self.readers.begin() as session:
+            player = await queries.player_by_id(session, f.player_id)
+            if player is None:
+                raise NotFound(f"There is no player {f.player_id!r}.")
+            rows = await store.player_games(session, f, after=position, limit=limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        now = self.clock()
+        views = [GameView(record_of(r), player.name, loads(r.snapshot), now) for r in rows]
+        next_cursor = None
+        if more and rows:
+            next_cursor = encode_cursor([rows[-1].created_ms, rows[-1].id], board)
+        return GamesPage(views, next_cursor)
+
+    async def export(self, f: store.GameFilter) -> AsyncIterator[tuple[GameView, list[Any]]]:
+        """The player's finished games, oldest first, with their move logs, a chunk at a time
+        (never all in memory)."""
+        async with self.readers.begin() as session:
+            player = await queries.player_by_id(session, f.player_id)
+            if player is None:
+                raise NotFound(f"There is no player {f.player_id!r}.")
+            name = player.name
+        return self._export(f, name)
+
+    async def _export(
+        self, f: store.GameFilter, name: str
+    ) -> AsyncIterator[tuple[GameView, list[Any]]]:
+        position: tuple[int, str] | None = None
+        now = self.clock()
+        while True:
+            async with self.readers.begin() as session:
+                rows = await store.player_games(
+                    session, f, after=position, limit=EXPORT_CHUNK, newest_first=False
+                )
+                logs = await store.move_logs(session, [r.id for r in rows])
+            for row in rows:
+                view = GameView(record_of(row), name, loads(row.snapshot), now)
+                yield view, logs[row.id]
+            if len(rows) < EXPORT_CHUNK:
+                return
+            position = (rows[-1].created_ms, rows[-1].id)
+
+
+def rule_stats(games: list[store.FinishedGame], today: Any) -> dict[str, Any]:
+    """Statistics of one rule from a player's finished games in finishing order."""
+    won = [g for g in games if g.status == "won"]
+    streak = longest = 0
+    for g in games:
+        streak = streak + 1 if g.status == "won" else 0
+        longest = max(longest, streak)
+    daily_days = sorted(
+        {g.daily for g in games if g.daily is not None and g.status == "won"}, reverse=True
+    )
+    daily_streak = 0
+    expected = today
+    for day_text in daily_days:
+        day = datetime.strptime(day_text, "%Y-%m-%d").date()
+        if daily_streak == 0 and day == today - timedelta(days=1):
+            expected = day  # a streak is still alive until today's daily is missed
+        if day != expected:
+            break
+        daily_streak += 1
+        expected = day - timedelta(days=1)
+    times = [g.elapsed_ms for g in won if g.elapsed_ms is not None]
+    return {
+        "played": len(games),
+        "won": len(won),
+        "win_rate": round(len(won) / len(games), 4) if games else 0.0,
+        "best_score": max((g.score for g in games), default=None),
+        "best_time_ms": min(times, default=None),
+        "fewest_moves": min((g.moves for g in won), default=None),
+        "current_streak": streak,
+        "longest_streak": longest,
+        "clean_wins": sum(1 for g in won if not g.assisted),
+        "daily_streak": daily_streak,
+    }

@@ -1,0 +1,186 @@
+"""Queries of the leaderboards, player statistics, game listings and export.
+
+Every query reads one of the indexes of migration 0002 in order (see there), with keyset
+conditions written as one row-value comparison, so a page costs the same at any depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sqlalchemy import ColumnElement, Select, false, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.store.models import GameRow, MoveRow, Player
+
+S = TypeVar("S", bound=Select[Any])
+
+
+@dataclass(frozen=True, slots=True)
+class BoardQuery:
+    rule: str
+    by: str  # score | time | moves
+    assisted: bool
+    code: str | None = None
+    daily: str | None = None
+    since_ms: int | None = None
+    after: tuple[int, int, str] | None = None  # (sort key, finished_ms, id) of the last row
+    limit: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRow:
+    game_id: str
+    player_id: str
+    player_name: str
+    code: str
+    score: int
+    elapsed_ms: int | None
+    moves: int
+    finished_ms: int
+
+    def sort_key(self, by: str) -> int:
+        if by == "score":
+            return -self.score
+        if by == "time":
+            return self.elapsed_ms or 0
+        return self.moves
+
+
+def _sort_column(by: str) -> ColumnElement[Any]:
+    if by == "score":
+        return -GameRow.score
+    if by == "time":
+        return GameRow.elapsed_ms  # type: ignore[return-value]
+    return GameRow.moves  # type: ignore[return-value]
+
+
+async def board(session: AsyncSession, q: BoardQuery) -> list[BoardRow]:
+    """One page of a leaderboard, best first; ties go to the earlier finish, then the id."""
+    key = _sort_column(q.by)
+    query = select(
+        GameRow.id,
+        GameRow.player_id,
+        Player.name,
+        GameRow.code,
+        GameRow.score,
+        GameRow.elapsed_ms,
+        GameRow.moves,
+        GameRow.finished_ms,
+    ).join(Player, Player.id == GameRow.player_id)
+    # The literal predicates below repeat those of the partial indexes, so the planner uses them.
+    if q.by == "score":
+        query = query.where(GameRow.finished_ms.is_not(None))
+    else:
+        query = query.where(GameRow.status == "won")
+    if q.code is not None:
+        query = query.where(
+            GameRow.code == q.code,
+            GameRow.assisted == q.assisted,
+            GameRow.practice == false(),
+        )
+        if q.daily is not None:
+            query = query.where(GameRow.daily == q.daily)
+    else:
+        query = query.where(
+            GameRow.rule == q.rule, GameRow.assisted == q.assisted, GameRow.chosen == false()
+        )
+    if q.since_ms is not None:
+        query = query.where(GameRow.finished_ms >= q.since_ms)
+    if q.after is not None:
+        query = query.where(tuple_(key, GameRow.finished_ms, GameRow.id) > tuple_(*q.after))
+    query = query.order_by(key, GameRow.finished_ms, GameRow.id).limit(q.limit)
+    rows = (await session.execute(query)).all()
+    return [BoardRow(*row) for row in rows]  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedGame:
+    rule: str
+    status: str
+    score: int
+    elapsed_ms: int | None
+    moves: int
+    assisted: bool
+    finished_ms: int
+    daily: str | None
+    practice: bool
+
+
+async def finished_games(session: AsyncSession, player_id: str) -> list[FinishedGame]:
+    """A player's finished games in the order they finished (for statistics)."""
+    query = (
+        select(
+            GameRow.rule,
+            GameRow.status,
+            GameRow.score,
+            GameRow.elapsed_ms,
+            GameRow.moves,
+            GameRow.assisted,
+            GameRow.finished_ms,
+            GameRow.daily,
+            GameRow.practice,
+        )
+        .where(GameRow.player_id == player_id, GameRow.finished_ms.is_not(None))
+        .order_by(GameRow.finished_ms, GameRow.id)
+    )
+    return [FinishedGame(*row) for row in (await session.execute(query)).all()]  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class GameFilter:
+    player_id: str
+    rule: str | None = None
+    status: Sequence[str] | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+
+
+def _filtered(query: S, f: GameFilter) -> S:
+    query = query.where(GameRow.player_id == f.player_id)
+    if f.rule is not None:
+        query = query.where(GameRow.rule == f.rule)
+    if f.status is not None:
+        query = query.where(GameRow.status.in_(list(f.status)))
+    if f.since_ms is not None:
+        query = query.where(GameRow.created_ms >= f.since_ms)
+    if f.until_ms is not None:
+        query = query.where(GameRow.created_ms < f.until_ms)
+    return query
+
+
+async def player_games(
+    session: AsyncSession,
+    f: GameFilter,
+    *,
+    after: tuple[int, str] | None,
+    limit: int,
+    newest_first: bool = True,
+) -> list[GameRow]:
+    """A page of a player's games by creation time (newest first unless told otherwise)."""
+    query = _filtered(select(GameRow), f)
+    position = tuple_(GameRow.created_ms, GameRow.id)
+    if after is not None:
+        query = query.where(
+            position < tuple_(*after) if newest_first else position > tuple_(*after)
+        )
+    if newest_first:
+        query = query.order_by(GameRow.created_ms.desc(), GameRow.id.desc())
+    else:
+        query = query.order_by(GameRow.created_ms, GameRow.id)
+    return list((await session.execute(query.limit(limit))).scalars())
+
+
+async def move_logs(session: AsyncSession, game_ids: list[str]) -> dict[str, list[MoveRow]]:
+    """The move logs of several games at once."""
+    logs: dict[str, list[MoveRow]] = {game_id: [] for game_id in game_ids}
+    if not game_ids:
+        return logs
+    query = (
+        select(MoveRow).where(MoveRow.game_id.in_(game_ids)).order_by(MoveRow.game_id, MoveRow.seq)
+    )
+    for move in (await session.execute(query)).scalars():
+        logs[move.game_id].append(move)
+    return logs
