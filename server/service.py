@@ -220,6 +220,11 @@ class GameService:
             )
         return NewPlayer(player_id, name, token)
 
+    def known_player(self, token: str) -> str | None:
+        """The id of the player of `token` if this process has verified it before."""
+        principal = self._principals.get(hash_token(token))
+        return principal.id if principal is not None else None
+
     async def authenticate(self, token: str) -> Principal:
         """The player whose token this is; tokens never change, so they are cached."""
         token_hash = hash_token(token)
@@ -481,7 +486,7 @@ def next_row(row: GameRecord, game: Game, now: int) -> GameRecord:
         snapshot=dumps(game),
         started_ms=started,
         finished_ms=now if won else row.finished_ms,
-        elapsed_ms=now - started if won else row.elapsed_ms,
+        elapsed_ms=max(0, now - started) if won else row.elapsed_ms,
     )
 
 
@@ -539,7 +544,9 @@ def verify_replay(
         if claimed_status == Status.ABANDONED.value and game.status is Status.ACTIVE:
             status = Status.ABANDONED.value
         for name, actual in (("status", status), ("score", score), ("moves", moves)):
-            if name in claimed and claimed[name] != actual:
+            if name in claimed and (
+                type(claimed[name]) is not type(actual) or claimed[name] != actual
+            ):
                 return Verification(
                     False,
                     status,

@@ -93,7 +93,8 @@ def replay_json(view: GameView, log: list[MoveRow]) -> dict[str, Any]:
         "player": {"id": row.player_id, "name": view.player_name},
         "deal": deal_json(game) if finished else None,
         "actions": [
-            {"move": m.move, "t_ms": m.at_ms - started if started is not None else 0} for m in log
+            {"move": m.move, "t_ms": max(0, m.at_ms - started) if started is not None else 0}
+            for m in log
         ],
         "result": {
             "status": row.status,

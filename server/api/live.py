@@ -20,8 +20,9 @@ from typing import Any
 from aiohttp import WSMsgType, web
 from pydantic import ValidationError
 
-from server.api.common import service
+from server.api.common import authenticate, service
 from server.api.problems import (
+    Problem,
     known_problem,
     problem_body,
     validation_errors,
@@ -299,13 +300,16 @@ async def live(request: web.Request) -> web.StreamResponse:
     ws = web.WebSocketResponse(
         protocols=(SUBPROTOCOL,), heartbeat=HEARTBEAT_S, max_msg_size=MAX_MESSAGE
     )
+    if not ws.can_prepare(request).ok:
+        raise Problem(
+            400,
+            "websocket-required",
+            "WebSocket required",
+            "This address is a WebSocket endpoint: connect with an Upgrade: websocket request.",
+        )
     connection = Connection(request, ws)
-    header = request.headers.get("Authorization")
-    if header:
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise web.HTTPUnauthorized()
-        connection.player = await service(request).authenticate(token.strip())
+    if request.headers.get("Authorization"):
+        connection.player = await authenticate(request)
     await ws.prepare(request)
     request.app[CONNECTIONS].add(connection)
     sender = asyncio.create_task(connection.sender())

@@ -9,6 +9,7 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from server.api.problems import Handler, problem_response
+from server.keys import SERVICE
 
 ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, Accept-Language"
 EXPOSED_HEADERS = "Location, Retry-After, Link, Content-Language, Idempotent-Replayed"
@@ -70,6 +71,17 @@ class RateLimiter:
             if now - last >= full:
                 del self.buckets[client]
 
+    def client(self, request: web.Request) -> str:
+        """The player of a bearer token this process has already verified, else the address
+        (so made-up tokens cannot buy fresh buckets)."""
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() == "bearer" and token:
+            player = request.app[SERVICE].known_player(token.strip())
+            if player is not None:
+                return "player:" + player
+        return "address:" + self.address(request)
+
     def address(self, request: web.Request) -> str:
         if self.trust_forwarded:
             forwarded = request.headers.get("X-Forwarded-For", "")
@@ -84,7 +96,7 @@ class RateLimiter:
         async def rate_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
             if not request.path.startswith("/api/") or request.method == "OPTIONS":
                 return await handler(request)
-            client = request.headers.get("Authorization") or self.address(request)
+            client = self.client(request)
             wait = self.take(client, time.monotonic())
             if wait > 0:
                 return problem_response(

@@ -103,15 +103,14 @@ async def read_json(request: web.Request, model: type[M]) -> M:
     """The request body parsed as JSON and validated by `model` (400 / 413 / 422)."""
     raw = await request.read()
     try:
-        data = json.loads(raw) if raw.strip() else None
+        # An empty body stands for {} (every field optional); JSON null is not an object.
+        data = json.loads(raw) if raw.strip() else {}
     except RecursionError:
         detail = "The body is JSON nested too deeply for this server."
         raise Problem(400, "malformed-json", "Malformed JSON", detail) from None
     except (ValueError, UnicodeDecodeError) as exc:
         detail = f"The body is not JSON: {exc}."
         raise Problem(400, "malformed-json", "Malformed JSON", detail) from None
-    if data is None:
-        data = {}
     if not isinstance(data, dict):
         raise validation_problem([{"field": "body", "message": "expected a JSON object"}])
     try:

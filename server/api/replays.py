@@ -36,6 +36,7 @@ async def verify(request: web.Request) -> web.Response:
         return json_response(
             {
                 "valid": False,
+                "code": str(code),
                 "status": None,
                 "score": None,
                 "moves": None,

@@ -57,8 +57,8 @@ def _sort_column(by: str) -> ColumnElement[Any]:
     return GameRow.moves  # type: ignore[return-value]
 
 
-async def board(session: AsyncSession, q: BoardQuery) -> list[BoardRow]:
-    """One page of a leaderboard, best first; ties go to the earlier finish, then the id."""
+def board_query(q: BoardQuery) -> Select[Any]:
+    """The query of one page of a leaderboard (also EXPLAINed by bench/leaderboard.py)."""
     key = _sort_column(q.by)
     query = select(
         GameRow.id,
@@ -91,9 +91,13 @@ async def board(session: AsyncSession, q: BoardQuery) -> list[BoardRow]:
         query = query.where(GameRow.finished_ms >= q.since_ms)
     if q.after is not None:
         query = query.where(tuple_(key, GameRow.finished_ms, GameRow.id) > tuple_(*q.after))
-    query = query.order_by(key, GameRow.finished_ms, GameRow.id).limit(q.limit)
-    rows = (await session.execute(query)).all()
-    return [BoardRow(*row) for row in rows]  # type: ignore[arg-type]
+    return query.order_by(key, GameRow.finished_ms, GameRow.id).limit(q.limit)  # type: ignore[return-value]
+
+
+async def board(session: AsyncSession, q: BoardQuery) -> list[BoardRow]:
+    """One page of a leaderboard, best first; ties go to the earlier finish, then the id."""
+    rows = (await session.execute(board_query(q))).all()
+    return [BoardRow(*row) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
