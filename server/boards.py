@@ -13,7 +13,7 @@ import binascii
 import hashlib
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,8 +24,6 @@ from server.errors import InvalidInput, NotFound
 from server.service import Clock, GameView, wall_clock_ms
 from server.store import boards as store
 from server.store import queries
-from server.store.models import GameRow
-from server.store.queries import GameRecord
 
 PERIODS = ("day", "week", "month", "all")
 BOARD_KINDS = ("score", "time", "moves")
@@ -76,10 +74,6 @@ def decode_cursor(cursor: str, board: str, types: tuple[type, ...]) -> list[Any]
 
 def fingerprint(*parts: object) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
-
-
-def record_of(row: GameRow) -> GameRecord:
-    return GameRecord(**{f.name: getattr(row, f.name) for f in fields(GameRecord)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +162,7 @@ class BoardService:
         more = len(rows) > limit
         rows = rows[:limit]
         now = self.clock()
-        views = [GameView(record_of(r), player.name, loads(r.snapshot), now) for r in rows]
+        views = [GameView(r, player.name, loads(r.snapshot), now) for r in rows]
         next_cursor = None
         if more and rows:
             next_cursor = encode_cursor([rows[-1].created_ms, rows[-1].id], board)
@@ -196,7 +190,7 @@ class BoardService:
                 )
                 logs = await store.move_logs(session, [r.id for r in rows])
             for row in rows:
-                view = GameView(record_of(row), name, loads(row.snapshot), now)
+                view = GameView(row, name, loads(row.snapshot), now)
                 yield view, logs[row.id]
             if len(rows) < EXPORT_CHUNK:
                 return

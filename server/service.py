@@ -42,8 +42,8 @@ from server.errors import (
 )
 from server.store import queries
 from server.store.fastpath import MoveWrite, MoveWriter
-from server.store.models import MoveRow, Player
-from server.store.queries import GameRecord
+from server.store.models import Player
+from server.store.queries import GameRecord, LoggedMove
 from server.views import action_body, event_json, game_json
 
 Clock = Callable[[], int]
@@ -298,7 +298,7 @@ class GameService:
         async with self.readers.begin() as session:
             return await self._load(session, game_id, lock=False)
 
-    async def move_log(self, game_id: str) -> tuple[GameView, list[MoveRow]]:
+    async def move_log(self, game_id: str) -> tuple[GameView, list[LoggedMove]]:
         async with self.readers.begin() as session:
             view = await self._load(session, game_id, lock=False)
             return view, await queries.move_log(session, game_id)

@@ -11,7 +11,7 @@ from server.engine.codes import deal_columns
 
 if TYPE_CHECKING:
     from server.service import GameView
-    from server.store.models import MoveRow
+    from server.store.queries import LoggedMove
 
 REPLAY_FORMAT = "russian-solitaire-replay"
 REPLAY_VERSION = 1
@@ -67,7 +67,7 @@ def game_json(view: GameView) -> dict[str, Any]:
     }
 
 
-def moves_json(view: GameView, log: list[MoveRow]) -> dict[str, Any]:
+def moves_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
     return {
         "game_id": view.row.id,
         "moves": [
@@ -80,7 +80,7 @@ def deal_json(game: Game) -> list[list[str]]:
     return [[card_text(c) for c in column] for column in deal_columns(game.code.seed)]
 
 
-def replay_json(view: GameView, log: list[MoveRow]) -> dict[str, Any]:
+def replay_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
     row, game = view.row, view.game
     started = row.started_ms
     finished = row.status != "active"

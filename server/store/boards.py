@@ -14,6 +14,7 @@ from sqlalchemy import ColumnElement, Select, false, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.store.models import GameRow, MoveRow, Player
+from server.store.queries import GAME_COLUMNS, LOG_COLUMNS, GameRecord, LoggedMove
 
 S = TypeVar("S", bound=Select[Any])
 
@@ -162,9 +163,9 @@ async def player_games(
     after: tuple[int, str] | None,
     limit: int,
     newest_first: bool = True,
-) -> list[GameRow]:
+) -> list[GameRecord]:
     """A page of a player's games by creation time (newest first unless told otherwise)."""
-    query = _filtered(select(GameRow), f)
+    query = _filtered(select(*GAME_COLUMNS), f)
     position = tuple_(GameRow.created_ms, GameRow.id)
     if after is not None:
         query = query.where(
@@ -174,17 +175,20 @@ async def player_games(
         query = query.order_by(GameRow.created_ms.desc(), GameRow.id.desc())
     else:
         query = query.order_by(GameRow.created_ms, GameRow.id)
-    return list((await session.execute(query.limit(limit))).scalars())
+    return [GameRecord(*row) for row in await session.execute(query.limit(limit))]
 
 
-async def move_logs(session: AsyncSession, game_ids: list[str]) -> dict[str, list[MoveRow]]:
+async def move_logs(session: AsyncSession, game_ids: list[str]) -> dict[str, list[LoggedMove]]:
     """The move logs of several games at once."""
-    logs: dict[str, list[MoveRow]] = {game_id: [] for game_id in game_ids}
+    logs: dict[str, list[LoggedMove]] = {game_id: [] for game_id in game_ids}
     if not game_ids:
         return logs
     query = (
-        select(MoveRow).where(MoveRow.game_id.in_(game_ids)).order_by(MoveRow.game_id, MoveRow.seq)
+        select(*LOG_COLUMNS)
+        .where(MoveRow.game_id.in_(game_ids))
+        .order_by(MoveRow.game_id, MoveRow.seq)
     )
-    for move in (await session.execute(query)).scalars():
+    for row in await session.execute(query):
+        move = LoggedMove(*row)
         logs[move.game_id].append(move)
     return logs

@@ -60,7 +60,7 @@ class GameRecord:
     practice: bool = False
 
 
-_GAME_COLUMNS = [getattr(GameRow, f.name) for f in fields(GameRecord)]
+GAME_COLUMNS = [getattr(GameRow, f.name) for f in fields(GameRecord)]
 
 
 async def load_game(
@@ -68,7 +68,7 @@ async def load_game(
 ) -> tuple[GameRecord, str] | None:
     """The game and its player's name; `lock` takes the row lock (FOR UPDATE)."""
     query = (
-        select(*_GAME_COLUMNS, Player.name)
+        select(*GAME_COLUMNS, Player.name)
         .join(Player, Player.id == GameRow.player_id)
         .where(GameRow.id == game_id)
     )
@@ -92,11 +92,25 @@ async def append_move(
     )
 
 
-async def move_log(session: AsyncSession, game_id: str) -> list[MoveRow]:
+@dataclass(frozen=True, slots=True)
+class LoggedMove:
+    """One entry of a move log (plain data: a log can be long, ORM objects are costly)."""
+
+    game_id: str
+    seq: int
+    move: str
+    score: int
+    at_ms: int
+
+
+LOG_COLUMNS = (MoveRow.game_id, MoveRow.seq, MoveRow.move, MoveRow.score, MoveRow.at_ms)
+
+
+async def move_log(session: AsyncSession, game_id: str) -> list[LoggedMove]:
     result = await session.execute(
-        select(MoveRow).where(MoveRow.game_id == game_id).order_by(MoveRow.seq)
+        select(*LOG_COLUMNS).where(MoveRow.game_id == game_id).order_by(MoveRow.seq)
     )
-    return list(result.scalars())
+    return [LoggedMove(*row) for row in result]
 
 
 async def idempotency_record(
