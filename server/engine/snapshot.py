@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from server.engine.cards import Card, card_text
+from server.engine.cards import card_text
 from server.engine.codes import DealCode
 from server.engine.errors import NotationError
 from server.engine.game import UNDO_LIMIT, Game, Record, Status
 
 FORMAT: Final = "S1"
+_CARD: Final = {card_text(c): c for c in range(52)}
 
 
 def dumps(game: Game) -> str:
@@ -59,7 +60,7 @@ def _loads(text: str) -> Game:
     down: list[int] = []
     for part in columns_text.split("/"):
         d, _, cards = part.partition(":")
-        columns.append([Card.parse(cards[i : i + 2]) + 0 for i in range(0, len(cards), 2)])
+        columns.append([_CARD[cards[i : i + 2]] for i in range(0, len(cards), 2)])
         down.append(int(d))
     history: list[Record] = []
     if history_text:
