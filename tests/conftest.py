@@ -7,10 +7,12 @@ TEST_DATABASE_URL must be set too, and an unreachable server is an error, not a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,13 @@ from yarl import URL
 from server.app import create_app
 from server.settings import Settings
 from server.store.db import migrate
+
+# When a hypothesis test fails, its pytest plugin imports its patch writer, which imports libcst,
+# which uses the deprecated mypy_extensions.TypedDict: under `filterwarnings = error` that turns
+# the failure report into an INTERNALERROR hiding the example. Import it once here, silenced.
+with warnings.catch_warnings(), contextlib.suppress(ImportError):
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import hypothesis.extra._patching  # noqa: F401
 
 DATA = Path(__file__).parent / "data"
 PG_URL = os.environ.get("TEST_DATABASE_URL")

@@ -72,7 +72,7 @@ class DealCode:
             raise NotationError("deal code", text, "a deal code is text such as RU1-C-AAAAABB")
         if not text.isascii():
             raise NotationError("deal code", text, "a deal code is ASCII text: RU1-<C|R>-<A-Z x7>")
-        parts = text.strip().upper().split("-")
+        parts = text.upper().split("-")
         if len(parts) != 3 or parts[0] != "RU1":
             raise NotationError(
                 "deal code", text, "expected RU1-<C|R>-<7 letters>, such as RU1-C-AAAAABB"

@@ -9,6 +9,7 @@ its seven integers. The server stores it as the game's snapshot and rebuilds the
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Final
 
 from server.engine.cards import card_text
@@ -69,11 +70,18 @@ def _loads(text: str) -> Game:
             history.append((k, card, src, to, count, bool(flipped), before))
     if len(columns) != 7 or len(found) != 4 or len(history) > UNDO_LIMIT:
         raise NotationError("snapshot", text[:80], "wrong number of columns or foundations")
+    if any(not 0 <= n <= 13 for n in found):
+        raise NotationError("snapshot", text[:80], "a foundation holds 0 to 13 cards")
     seen = sorted(c for col in columns for c in col)
     seen += [s * 13 + r for s, n in enumerate(found) for r in range(n)]
     if sorted(seen) != list(range(52)):
         raise NotationError("snapshot", text[:80], "the cards are not one whole deck")
-    return Game(
+    for column, d in zip(columns, down, strict=True):
+        if not (0 <= d < len(column) or d == len(column) == 0):
+            raise NotationError(
+                "snapshot", text[:80], "a column's last card is face-up and counts are >= 0"
+            )
+    game = Game(
         DealCode.parse(code),
         columns,
         down,
@@ -83,3 +91,38 @@ def _loads(text: str) -> Game:
         status=Status(status),
         history=history,
     )
+    if game.score < 0 or game.moves < 0:
+        raise NotationError("snapshot", text[:80], "the score and the move counter are >= 0")
+    _check_history(game, text)
+    return game
+
+
+def _check_history(game: Game, text: str) -> None:
+    """Every undo record must undo cleanly, newest first, on a copy of the game."""
+    copy = game.copy()
+    history = list(copy.history)
+    columns, foundations = copy.columns, copy.foundations
+    while history:
+        kind, card, src, to, count, flipped, before = history[-1]
+        suit, rank = divmod(card, 13) if 0 <= card < 52 else (-1, -1)
+        if kind == 2:  # take-back: the card lies last on column `to`
+            ok = 0 <= to < 7 and columns[to][-1:] == [card] and foundations[suit] == rank
+        elif kind == 1:  # to the foundation: it is the top of its foundation
+            ok = 0 <= src < 7 and suit >= 0 and foundations[suit] == rank + 1
+        elif kind == 0:  # a group of `count` cards from `src` lies on top of `to`
+            ok = (
+                0 <= src < 7
+                and 0 <= to < 7
+                and src != to
+                and 1 <= count <= len(columns[to])
+                and columns[to][-count] == card
+            )
+        else:
+            ok = False
+        if ok and flipped:  # the card that the move turned up is the last of `src`
+            ok = kind != 2 and len(columns[src]) > 0 and copy.down[src] == len(columns[src]) - 1
+        if not ok or before < 0:
+            raise NotationError("snapshot", text[:80], "the undo history does not fit the state")
+        copy.history = deque(history, maxlen=UNDO_LIMIT)
+        copy.undo()
+        history.pop()
