@@ -76,8 +76,8 @@ def _loads(text: str) -> Game:
     seen += [s * 13 + r for s, n in enumerate(found) for r in range(n)]
     if sorted(seen) != list(range(52)):
         raise NotationError("snapshot", text[:80], "the cards are not one whole deck")
-    for column, d in zip(columns, down, strict=True):
-        if not (0 <= d < len(column) or d == len(column) == 0):
+    for column, hidden in zip(columns, down, strict=True):
+        if not (0 <= hidden < len(column) or hidden == len(column) == 0):
             raise NotationError(
                 "snapshot", text[:80], "a column's last card is face-up and counts are >= 0"
             )
