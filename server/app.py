@@ -12,9 +12,10 @@ from server.api.middleware import RateLimiter, cors_middleware
 from server.api.problems import problem_middleware
 from server.boards import BoardService
 from server.broker import make_broker
-from server.keys import BOARDS, BROKER, ENGINE, SERVICE, SETTINGS
+from server.keys import BOARDS, BROKER, ENGINE, SERVICE, SETTINGS, SOLVER
 from server.service import GameService
 from server.settings import Settings
+from server.solving import SolverService
 from server.store.db import make_engine, migrate_async, sessionmakers
 from server.store.fastpath import open_move_writer
 
@@ -33,7 +34,9 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     app[BROKER] = broker
     app[SERVICE] = GameService(readers, writers, move_writer=move_writer, broker=broker)
     app[BOARDS] = BoardService(readers)
+    app[SOLVER] = SolverService(readers, writers, app[SERVICE])
     yield
+    app[SOLVER].close()
     await broker.close()
     await move_writer.close()
     await engine.dispose()

@@ -28,6 +28,7 @@ from server.store import queries
 PERIODS = ("day", "week", "month", "all")
 BOARD_KINDS = ("score", "time", "moves")
 EXPORT_CHUNK = 100
+CURSOR_INT = 2**53  # integers in a cursor stay far inside every database's 64-bit range
 
 
 def period_start(period: str, now_ms: int) -> int | None:
@@ -58,7 +59,10 @@ def decode_cursor(cursor: str, board: str, types: tuple[type, ...]) -> list[Any]
             and isinstance(values, list)
             and len(values) == len(types)
             and all(
-                isinstance(v, t) and not isinstance(v, bool)
+                isinstance(v, t)
+                and not isinstance(v, bool)
+                and (not isinstance(v, int) or -CURSOR_INT <= v <= CURSOR_INT)
+                and (not isinstance(v, str) or len(v) <= 64)
                 for v, t in zip(values, types, strict=True)
             )
         )
@@ -112,6 +116,11 @@ class BoardService:
         rank = 0
         if after is not None:
             key, finished, game_id, rank = decode_cursor(after, board, (int, int, str, int))
+            if rank < 0:
+                raise InvalidInput(
+                    "The cursor 'after' is not one this board gave out.",
+                    errors=[{"field": "after", "message": "invalid cursor"}],
+                )
             position = (key, finished, game_id)
         query = store.BoardQuery(
             rule=rule,

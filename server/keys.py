@@ -9,9 +9,11 @@ from server.boards import BoardService
 from server.broker import Broker
 from server.service import GameService
 from server.settings import Settings
+from server.solving import SolverService
 
 SETTINGS = web.AppKey("settings", Settings)
 ENGINE = web.AppKey("engine", AsyncEngine)
 SERVICE = web.AppKey("service", GameService)
 BROKER = web.AppKey("broker", Broker)
 BOARDS = web.AppKey("boards", BoardService)
+SOLVER = web.AppKey("solver", SolverService)

@@ -53,6 +53,11 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def utc_day(ms: int) -> str:
+    """The UTC date of a time in milliseconds, as YYYY-MM-DD."""
+    return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))
+
+
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -264,9 +269,19 @@ class GameService:
     # ---------------------------------------------------------------- games
 
     async def create_game(
-        self, player: Principal, rule: Rule | None, code: DealCode | None
+        self,
+        player: Principal,
+        rule: Rule | None,
+        code: DealCode | None,
+        *,
+        chosen: bool | None = None,
+        daily: str | None = None,
     ) -> GameView:
-        chosen = code is not None
+        """Deal a game: from `code` (chosen by the player unless told otherwise) or a random
+        deal of `rule`. A daily game (`daily` = its UTC date) is ranked for the player's first
+        attempt of that day only; later ones are practice (a unique index decides races)."""
+        if chosen is None:
+            chosen = code is not None
         if code is None:
             code = DealCode(rule or Rule.CLASSIC, secrets.randbelow(26**7))
         game = Game.deal(code)
@@ -287,25 +302,51 @@ class GameService:
             "finished_ms": None,
             "elapsed_ms": None,
             "assisted": False,
+            "daily": daily,
+            "practice": False,
         }
-        async with self.writers.begin() as session:
-            await queries.insert_game(session, **values)
+        try:
+            async with self.writers.begin() as session:
+                await queries.insert_game(session, **values)
+        except IntegrityError:
+            if daily is None:
+                raise
+            values["practice"] = True  # the player's ranked attempt of the day exists
+            async with self.writers.begin() as session:
+                await queries.insert_game(session, **values)
         view = GameView(GameRecord(**values), player.name, game, now)  # type: ignore[arg-type]
         self.cache.put(view)
         return view
 
-    async def get_game(self, game_id: str) -> GameView:
-        async with self.readers.begin() as session:
-            return await self._load(session, game_id, lock=False)
-
-    async def move_log(self, game_id: str) -> tuple[GameView, list[LoggedMove]]:
+    async def get_game(self, game_id: str, viewer: Principal | None = None) -> GameView:
         async with self.readers.begin() as session:
             view = await self._load(session, game_id, lock=False)
-            return view, await queries.move_log(session, game_id)
+        self.check_visible(view, viewer)
+        return view
 
-    async def targets(self, game_id: str, card: Card) -> list[int]:
-        view = await self.get_game(game_id)
+    async def move_log(
+        self, game_id: str, viewer: Principal | None = None
+    ) -> tuple[GameView, list[LoggedMove]]:
+        async with self.readers.begin() as session:
+            view = await self._load(session, game_id, lock=False)
+            self.check_visible(view, viewer)
+            return view, await queries.move_log(session, game_id, view.row.version)
+
+    async def targets(self, game_id: str, card: Card, viewer: Principal | None = None) -> list[int]:
+        view = await self.get_game(game_id, viewer)
         return view.game.targets(card)
+
+    def check_visible(self, view: GameView, viewer: Principal | None) -> None:
+        """A daily game is hidden from everyone but its player until its day ends (UTC), so
+        that nobody can copy a line of the day's deal."""
+        daily = view.row.daily
+        if daily is None or (viewer is not None and viewer.id == view.row.player_id):
+            return
+        if daily >= utc_day(self.clock()):
+            raise Forbidden(
+                f"This is a game of the daily deal of {daily}: only its player may see it "
+                "until the day ends (UTC)."
+            )
 
     async def act(
         self,
@@ -557,6 +598,3 @@ def verify_replay(
                     f"The actions lead to {name} {actual!r}, not {claimed[name]!r}.",
                 )
     return Verification(True, status, score, moves, None, None, None)
-
-
-__all__ = ["GameService", "IllegalMove"]

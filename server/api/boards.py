@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from aiohttp import web
 from pydantic import ValidationError
 
-from server.api.common import json_response, path_id
+from server.api.common import json_response, path_id, viewer
 from server.api.problems import validation_errors, validation_problem
 from server.api.schemas import BoardQueryIn, GamesQueryIn, Strict
 from server.keys import BOARDS
+from server.service import utc_day
 from server.store.boards import GameFilter
 from server.views import game_json, iso, replay_json
 
@@ -82,7 +84,7 @@ async def stats(request: web.Request) -> web.Response:
     return json_response({"player": {"id": player_id, "name": name}, "rules": per_rule})
 
 
-def _filter(player_id: str, q: GamesQueryIn) -> GameFilter:
+async def _filter(request: web.Request, player_id: str, q: GamesQueryIn) -> GameFilter:
     def ms(moment: datetime | None) -> int | None:
         if moment is None:
             return None
@@ -90,12 +92,15 @@ def _filter(player_id: str, q: GamesQueryIn) -> GameFilter:
             moment = moment.replace(tzinfo=UTC)
         return int(moment.timestamp() * 1000)
 
+    asker = await viewer(request)
+    others = asker is None or asker.id != player_id
     return GameFilter(
         player_id=player_id,
         rule=q.rule.value if q.rule is not None else None,
         status=q.statuses(),
         since_ms=ms(q.since),
         until_ms=ms(q.until),
+        hide_daily_from=utc_day(request.app[BOARDS].clock()) if others else None,
     )
 
 
@@ -103,7 +108,8 @@ def _filter(player_id: str, q: GamesQueryIn) -> GameFilter:
 async def player_games(request: web.Request) -> web.Response:
     player_id = path_id(request)
     q = query_of(request, GamesQueryIn)
-    page = await request.app[BOARDS].games(_filter(player_id, q), after=q.after, limit=q.limit)
+    f = await _filter(request, player_id, q)
+    page = await request.app[BOARDS].games(f, after=q.after, limit=q.limit)
     body: dict[str, Any] = {
         "games": [game_json(view) for view in page.games],
         "next": page.next,
@@ -116,13 +122,17 @@ async def export(request: web.Request) -> web.StreamResponse:
     """The player's finished games as NDJSON replays, streamed a chunk at a time."""
     player_id = path_id(request)
     q = query_of(request, GamesQueryIn)
-    if q.after is not None or "limit" in request.query:
+    paging = [name for name in ("limit", "after") if name in request.query]
+    if paging:
         raise validation_problem(
-            [{"field": "after", "message": "the export has no pages: it streams every game"}]
+            [
+                {"field": name, "message": "the export has no pages: it streams every game"}
+                for name in paging
+            ]
         )
-    f = _filter(player_id, q)
+    f = await _filter(request, player_id, q)
     finished = tuple(s for s in (f.status or ("won", "abandoned")) if s != "active")
-    f = GameFilter(f.player_id, f.rule, finished or ("none",), f.since_ms, f.until_ms)
+    f = replace(f, status=finished or ("none",))
     games = await request.app[BOARDS].export(f)
     response = web.StreamResponse(
         headers={

@@ -38,6 +38,13 @@ def path_id(request: web.Request, name: str = "id") -> str:
         raise Problem(404, "not-found", "Not found", f"There is no resource {raw!r}.") from None
 
 
+async def viewer(request: web.Request) -> Principal | None:
+    """The player of the request if it carries a token (reads need none)."""
+    if not request.headers.get("Authorization"):
+        return None
+    return await authenticate(request)
+
+
 async def authenticate(request: web.Request) -> Principal:
     header = request.headers.get("Authorization")
     challenge = Unauthorized.headers

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from server.api.common import authenticate, json_response, path_id, service
-from server.api.problems import Problem, read_json, validation_problem
+from server.api.common import authenticate, json_response, path_id, service, viewer
+from server.api.problems import read_json, validation_problem
 from server.api.schemas import ActionIn, NewGameIn
-from server.engine import Card, NotationError, place_text
-from server.service import StoredResponse
+from server.engine import Card, DealCode, NotationError, Rule, place_text
+from server.keys import SOLVER
+from server.service import StoredResponse, utc_day
 from server.views import game_json, moves_json
 
 routes = web.RouteTableDef()
@@ -20,7 +21,17 @@ IDEMPOTENCY_KEY_MAX = 255
 async def create_game(request: web.Request) -> web.Response:
     player = await authenticate(request)
     body = await read_json(request, NewGameIn)
-    view = await service(request).create_game(player, body.rule, body.deal_code())
+    rule = body.rule or Rule.CLASSIC
+    games = service(request)
+    if body.daily:
+        day = utc_day(games.clock())
+        code = await request.app[SOLVER].daily_code(day, rule)
+        view = await games.create_game(player, rule, code, chosen=True, daily=day)
+    elif body.winnable:
+        code = await request.app[SOLVER].winnable_code(rule)
+        view = await games.create_game(player, rule, code, chosen=False)
+    else:
+        view = await games.create_game(player, body.rule, body.deal_code())
     return json_response(
         game_json(view), status=201, headers={"Location": f"/api/v1/games/{view.row.id}"}
     )
@@ -28,7 +39,8 @@ async def create_game(request: web.Request) -> web.Response:
 
 @routes.get("/api/v1/games/{id}")
 async def get_game(request: web.Request) -> web.Response:
-    view = await service(request).get_game(path_id(request))
+    game_id = path_id(request)
+    view = await service(request).get_game(game_id, await viewer(request))
     return json_response(game_json(view))
 
 
@@ -55,7 +67,8 @@ async def act(request: web.Request) -> web.Response:
 
 @routes.get("/api/v1/games/{id}/moves")
 async def move_log(request: web.Request) -> web.Response:
-    view, log = await service(request).move_log(path_id(request))
+    game_id = path_id(request)
+    view, log = await service(request).move_log(game_id, await viewer(request))
     return json_response(moves_json(view, log))
 
 
@@ -69,8 +82,56 @@ async def targets(request: web.Request) -> web.Response:
         card = Card.parse(text)
     except NotationError as exc:
         raise validation_problem([{"field": "card", "message": str(exc)}]) from None
-    places = await service(request).targets(game_id, card)
+    places = await service(request).targets(game_id, card, await viewer(request))
     return json_response({"card": str(card), "targets": [place_text(p) for p in places]})
+
+
+@routes.get("/api/v1/games/{id}/hint")
+async def hint(request: web.Request) -> web.Response:
+    """A next move from a winning line (the game becomes assisted), or the verdict."""
+    game_id = path_id(request)
+    player = await authenticate(request)
+    found = await request.app[SOLVER].hint(player, game_id)
+    return json_response(
+        {"status": found.status, "move": found.move, "line_length": found.line_length}
+    )
+
+
+@routes.get("/api/v1/deals/{code}/winnable")
+async def winnable(request: web.Request) -> web.Response:
+    """The solver's verdict on a deal: winnable, unwinnable or unknown (within its budget)."""
+    try:
+        code = DealCode.parse(request.match_info["code"])
+    except NotationError as exc:
+        raise validation_problem([{"field": "code", "message": str(exc)}]) from None
+    flag = request.query.get("take_backs", "true")
+    if flag not in ("true", "false") or set(request.query) - {"take_backs"}:
+        raise validation_problem(
+            [{"field": "take_backs", "message": "expected true or false (and nothing else)"}]
+        )
+    status, nodes = await request.app[SOLVER].verdict(code, flag == "true")
+    return json_response(
+        {"code": str(code), "take_backs": flag == "true", "status": status, "nodes": nodes}
+    )
+
+
+@routes.get("/api/v1/daily")
+async def daily(request: web.Request) -> web.Response:
+    """Today's deal (UTC date), the same for every player and process, certified winnable."""
+    text = request.query.get("rule", "classic")
+    if text not in ("classic", "relaxed") or set(request.query) - {"rule"}:
+        raise validation_problem([{"field": "rule", "message": "expected classic or relaxed"}])
+    rule = Rule(text)
+    day = utc_day(service(request).clock())
+    code = await request.app[SOLVER].daily_code(day, rule)
+    return json_response(
+        {
+            "date": day,
+            "rule": rule.value,
+            "code": str(code),
+            "leaderboard": f"/api/v1/leaderboards?code={code}&daily={day}",
+        }
+    )
 
 
 @routes.post("/api/v1/games/{id}/abandon")
@@ -79,6 +140,3 @@ async def abandon(request: web.Request) -> web.Response:
     player = await authenticate(request)
     view = await service(request).abandon(player, game_id)
     return json_response(game_json(view))
-
-
-__all__ = ["Problem", "routes"]

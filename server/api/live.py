@@ -52,13 +52,6 @@ CLOSE_TRY_AGAIN = 1013
 CONNECTIONS = web.AppKey("live_connections", set["Connection"])
 
 
-class Closing(Exception):
-    def __init__(self, code: int, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-
-
 class Connection:
     def __init__(self, request: web.Request, ws: web.WebSocketResponse) -> None:
         self.request = request
@@ -69,8 +62,11 @@ class Connection:
         self.outbox: asyncio.Queue[str | None] = asyncio.Queue(SEND_QUEUE)
         self.watching: dict[str, Any] = {}
         self.seen: dict[str, int] = {}
+        self.pending: dict[str, list[tuple[int, str]]] = {}
         self.busy = asyncio.Lock()
         self.close_code: int | None = None
+        self.reason = ""
+        self.sender_task: asyncio.Task[None] | None = None
         rate = request.app[SETTINGS].rate_limit
         self.rate = rate
         self.tokens = max(1.0, rate)
@@ -104,15 +100,16 @@ class Connection:
             except (ConnectionError, RuntimeError):
                 break
         if not self.ws.closed:
-            await self.ws.close(
-                code=self.close_code or 1000, message=getattr(self, "reason", "").encode()
-            )
+            await self.ws.close(code=self.close_code or 1000, message=self.reason.encode())
 
     # ------------------------------------------------------------------ watching
 
     def on_event(self, game_id: str) -> Any:
         def watcher(version: int, event: str) -> None:
-            if version > self.seen.get(game_id, -1):
+            held = self.pending.get(game_id)
+            if held is not None:
+                held.append((version, event))  # sent after the `watching` snapshot
+            elif version > self.seen.get(game_id, -1):
                 self.seen[game_id] = version
                 self.enqueue(event)
 
@@ -122,11 +119,17 @@ class Connection:
         svc = service(self.request)
         if game_id not in self.watching:
             watcher = self.on_event(game_id)
-            # Subscribe first, then read: nothing committed in between can be missed, and
-            # `seen` drops what is delivered twice.
+            # Subscribe first, then read: nothing committed in between can be missed. Events
+            # that arrive meanwhile are held, and sent after the snapshot if they are newer.
             self.app[BROKER].subscribe(game_id, watcher)
             self.watching[game_id] = watcher
-        view, log_rows = await svc.move_log(game_id)
+        self.pending[game_id] = []
+        try:
+            view, log_rows = await svc.move_log(game_id, self.player)
+        except BaseException:
+            self.pending.pop(game_id, None)
+            self.unwatch(game_id)  # an unknown or hidden game is not watched
+            raise
         version = view.row.version
         missed = [m for m in log_rows if since is not None and m.seq > since]
         if since is not None and (since > version or version - since > MISSED_LIMIT):
@@ -151,6 +154,19 @@ class Connection:
                         "missed": True,
                     }
                 )
+            logged = log_rows[-1].seq if log_rows else 0
+            if since is not None and since < version and version > logged:
+                # The abandonment: an accepted action (a version) that is not a move.
+                self.push(
+                    {
+                        "type": "event",
+                        "game_id": game_id,
+                        "version": version,
+                        "move": None,
+                        "score": view.game.score,
+                        "missed": True,
+                    }
+                )
             self.push(
                 {
                     "type": "watching",
@@ -161,6 +177,10 @@ class Connection:
                 }
             )
         self.seen[game_id] = max(self.seen.get(game_id, -1), version)
+        for held_version, event in self.pending.pop(game_id, []):
+            if held_version > self.seen[game_id]:
+                self.seen[game_id] = held_version
+                self.enqueue(event)
 
     def unwatch(self, game_id: str) -> None:
         watcher = self.watching.pop(game_id, None)
@@ -215,8 +235,6 @@ class Connection:
             mid = None
         try:
             await self.dispatch(mid, message)
-        except Closing:
-            raise
         except Exception as exc:
             problem = known_problem(exc, self.lang)
             if problem is None:
@@ -298,7 +316,10 @@ def game_id_of(message: dict[str, Any]) -> str:
 @routes.get("/api/v1/live")
 async def live(request: web.Request) -> web.StreamResponse:
     ws = web.WebSocketResponse(
-        protocols=(SUBPROTOCOL,), heartbeat=HEARTBEAT_S, max_msg_size=MAX_MESSAGE
+        protocols=(SUBPROTOCOL,),
+        heartbeat=HEARTBEAT_S,
+        # aiohttp refuses a message of exactly max_msg_size bytes: allow MAX_MESSAGE itself.
+        max_msg_size=MAX_MESSAGE + 1,
     )
     if not ws.can_prepare(request).ok:
         raise Problem(
@@ -312,7 +333,7 @@ async def live(request: web.Request) -> web.StreamResponse:
         connection.player = await authenticate(request)
     await ws.prepare(request)
     request.app[CONNECTIONS].add(connection)
-    sender = asyncio.create_task(connection.sender())
+    sender = connection.sender_task = asyncio.create_task(connection.sender())
     try:
         async for msg in ws:
             if connection.close_code is not None:
@@ -322,6 +343,8 @@ async def live(request: web.Request) -> web.StreamResponse:
                     connection.close_soon(CLOSE_POLICY, "rate limit exceeded")
                     break
                 async with connection.busy:
+                    if connection.close_code is not None:
+                        break  # closing: take no new action
                     await connection.handle(msg.data)
             elif msg.type == WSMsgType.BINARY:
                 connection.close_soon(CLOSE_UNSUPPORTED, "text messages only")
@@ -342,12 +365,14 @@ async def close_all(app: web.Application) -> None:
     """On shutdown: let each connection finish its action in flight, then close it with 1001."""
 
     async def close(connection: Connection) -> None:
-        async with connection.busy:
+        async with connection.busy:  # the action in flight, if any, is answered first
             connection.close_soon(CLOSE_GOING_AWAY, "server shutting down")
+        # The sender sends what is queued (that answer included), then closes with 1001.
+        if connection.sender_task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(connection.sender_task), 5)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(
-                connection.ws.close(code=CLOSE_GOING_AWAY, message=b"server shutting down"), 5
-            )
+            await connection.ws.close(code=CLOSE_GOING_AWAY, message=b"server shutting down")
 
     connections: set[Connection] = app[CONNECTIONS]
     await asyncio.gather(*(close(c) for c in list(connections)))

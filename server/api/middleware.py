@@ -42,7 +42,7 @@ async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamR
 class RateLimiter:
     """A token bucket per client: `rate` requests a second, bursts of up to `rate`.
 
-    A client is its bearer token when it sends one, else its address.
+    A client is the player of a bearer token this process has verified, else its address.
     """
 
     MAX_CLIENTS = 50_000

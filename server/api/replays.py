@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from server.api.common import json_response, path_id, service
+from server.api.common import json_response, path_id, service, viewer
 from server.api.problems import read_json, validation_problem
 from server.api.schemas import ReplayIn
 from server.engine import DealCode, Game
@@ -16,7 +16,8 @@ routes = web.RouteTableDef()
 
 @routes.get("/api/v1/games/{id}/replay")
 async def download(request: web.Request) -> web.Response:
-    view, log = await service(request).move_log(path_id(request))
+    game_id = path_id(request)
+    view, log = await service(request).move_log(game_id, await viewer(request))
     return json_response(replay_json(view, log))
 
 

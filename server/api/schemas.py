@@ -50,8 +50,13 @@ class SettingsIn(Strict):
 
 
 class NewGameIn(Strict):
+    """A new game: from a `code`, today's `daily` deal, or a random (optionally certified
+    `winnable`) deal of `rule` (classic by default)."""
+
     rule: Rule | None = None
     code: str | None = Field(default=None, max_length=32)
+    winnable: StrictBool = False
+    daily: StrictBool = False
 
     @field_validator("code")
     @classmethod
@@ -68,6 +73,8 @@ class NewGameIn(Strict):
             and DealCode.parse(self.code).rule is not self.rule
         ):
             raise ValueError("the rule does not match the rule letter of the code")
+        if sum((self.code is not None, self.winnable, self.daily)) > 1:
+            raise ValueError("choose at most one of code, winnable and daily")
         return self
 
     def deal_code(self) -> DealCode | None:

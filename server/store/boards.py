@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select, false, select, tuple_
+from sqlalchemy import ColumnElement, Select, false, or_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.store.models import GameRow, MoveRow, Player
@@ -141,10 +141,15 @@ class GameFilter:
     status: Sequence[str] | None = None
     since_ms: int | None = None
     until_ms: int | None = None
+    hide_daily_from: str | None = None
+    """Leave out daily games of this UTC date and later (a daily game is hidden from others
+    until its day ends)."""
 
 
 def _filtered(query: S, f: GameFilter) -> S:
     query = query.where(GameRow.player_id == f.player_id)
+    if f.hide_daily_from is not None:
+        query = query.where(or_(GameRow.daily.is_(None), GameRow.daily < f.hide_daily_from))
     if f.rule is not None:
         query = query.where(GameRow.rule == f.rule)
     if f.status is not None:

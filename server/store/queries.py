@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.store.models import GameRow, IdempotencyRecord, MoveRow, Player
+from server.store.models import DealVerdict, GameRow, IdempotencyRecord, MoveRow, Player
 
 
 async def insert_player(session: AsyncSession, **values: Any) -> None:
@@ -106,11 +106,34 @@ class LoggedMove:
 LOG_COLUMNS = (MoveRow.game_id, MoveRow.seq, MoveRow.move, MoveRow.score, MoveRow.at_ms)
 
 
-async def move_log(session: AsyncSession, game_id: str) -> list[LoggedMove]:
+async def move_log(session: AsyncSession, game_id: str, up_to: int) -> list[LoggedMove]:
+    """The move log up to sequence number `up_to`: the game's version as it was read, since
+    under READ COMMITTED a later statement may see actions committed after that read."""
     result = await session.execute(
-        select(*LOG_COLUMNS).where(MoveRow.game_id == game_id).order_by(MoveRow.seq)
+        select(*LOG_COLUMNS)
+        .where(MoveRow.game_id == game_id, MoveRow.seq <= up_to)
+        .order_by(MoveRow.seq)
     )
     return [LoggedMove(*row) for row in result]
+
+
+async def deal_verdicts(
+    session: AsyncSession, codes: list[str], take_backs: bool
+) -> dict[str, tuple[str, int]]:
+    query = select(DealVerdict.code, DealVerdict.status, DealVerdict.nodes).where(
+        DealVerdict.code.in_(codes), DealVerdict.take_backs == take_backs
+    )
+    return {code: (status, nodes) for code, status, nodes in await session.execute(query)}
+
+
+async def insert_deal_verdict(
+    session: AsyncSession, code: str, take_backs: bool, status: str, nodes: int, now: int
+) -> None:
+    await session.execute(
+        insert(DealVerdict).values(
+            code=code, take_backs=take_backs, status=status, nodes=nodes, created_ms=now
+        )
+    )
 
 
 async def idempotency_record(

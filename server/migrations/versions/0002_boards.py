@@ -78,11 +78,11 @@ def upgrade() -> None:
     )
     # A player's games: statistics, listing and export.
     op.create_index("ix_games_player_finished", "games", ["player_id", "finished_ms", "id"])
-    # One ranked attempt per player and day: the second insert fails and becomes practice.
+    # One ranked attempt per player, day and rule: a second insert fails and becomes practice.
     op.create_index(
         "ix_games_player_daily",
         "games",
-        ["player_id", "daily"],
+        ["player_id", "daily", "rule"],
         unique=True,
         postgresql_where=sa.text("daily IS NOT NULL AND practice = false"),
         sqlite_where=sa.text("daily IS NOT NULL AND practice = false"),
