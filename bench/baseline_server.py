@@ -55,9 +55,11 @@ def build(mode: str, url: str) -> web.Application:
         async with writers.begin() as session:
             seq = (
                 await session.execute(
-                    text("SELECT seq FROM bl_games WHERE id = :id FOR UPDATE"
-                         if not mode.startswith("sqlite") else
-                         "SELECT seq FROM bl_games WHERE id = :id"),
+                    text(
+                        "SELECT seq FROM bl_games WHERE id = :id FOR UPDATE"
+                        if not mode.startswith("sqlite")
+                        else "SELECT seq FROM bl_games WHERE id = :id"
+                    ),
                     {"id": gid},
                 )
             ).scalar_one() + 1
@@ -75,12 +77,16 @@ def build(mode: str, url: str) -> web.Application:
         data = await request.json()
         gid = int(data["game_id"])
         async with pool[0].acquire() as connection, connection.transaction():
-            seq = await connection.fetchval(
-                "SELECT seq FROM bl_games WHERE id = $1 FOR UPDATE", gid
-            ) + 1
+            seq = (
+                await connection.fetchval("SELECT seq FROM bl_games WHERE id = $1 FOR UPDATE", gid)
+                + 1
+            )
             await connection.execute(
                 "INSERT INTO bl_moves VALUES ($1, $2, $3, $4)",
-                gid, seq, "7H-t5", time.time_ns() // 1_000_000,
+                gid,
+                seq,
+                "7H-t5",
+                time.time_ns() // 1_000_000,
             )
             await connection.execute(
                 "UPDATE bl_games SET seq = $1, state = $2 WHERE id = $3", seq, STATE, gid
@@ -111,8 +117,13 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8090)
     parser.add_argument("--database-url", required=True)
     args = parser.parse_args()
-    web.run_app(build(args.mode, args.database_url), host="127.0.0.1", port=args.port,
-                print=None, access_log=None)
+    web.run_app(
+        build(args.mode, args.database_url),
+        host="127.0.0.1",
+        port=args.port,
+        print=None,
+        access_log=None,
+    )
 
 
 if __name__ == "__main__":

@@ -44,21 +44,56 @@ async def fill(url: str) -> tuple[str, str]:
     rng = random.Random(2026)
     now = int(time.time() * 1000)
     players = [str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(PLAYERS)]
-    codes = [DealCode(Rule.CLASSIC if i % 5 else Rule.RELAXED, rng.randrange(26**7))
-             for i in range(1000)]
+    codes = [
+        DealCode(Rule.CLASSIC if i % 5 else Rule.RELAXED, rng.randrange(26**7)) for i in range(1000)
+    ]
     start_snaps = {str(c): dumps(Game.deal(c)) for c in codes}
     connection = await asyncpg.connect(url)
     try:
         await connection.copy_records_to_table(
             "players",
-            records=[(p, f"player{i}", uuid.uuid4().hex + uuid.uuid4().hex, now - 400 * DAY,
-                      True, True, True, False) for i, p in enumerate(players)],
-            columns=["id", "name", "token_hash", "created_ms", "double_click", "placement_help",
-                     "interactive_rules", "auto_placement"],
+            records=[
+                (
+                    p,
+                    f"player{i}",
+                    uuid.uuid4().hex + uuid.uuid4().hex,
+                    now - 400 * DAY,
+                    True,
+                    True,
+                    True,
+                    False,
+                )
+                for i, p in enumerate(players)
+            ],
+            columns=[
+                "id",
+                "name",
+                "token_hash",
+                "created_ms",
+                "double_click",
+                "placement_help",
+                "interactive_rules",
+                "auto_placement",
+            ],
         )
-        columns = ["id", "player_id", "code", "rule", "chosen", "status", "score", "moves",
-                   "version", "snapshot", "created_ms", "started_ms", "finished_ms",
-                   "elapsed_ms", "assisted", "practice"]
+        columns = [
+            "id",
+            "player_id",
+            "code",
+            "rule",
+            "chosen",
+            "status",
+            "score",
+            "moves",
+            "version",
+            "snapshot",
+            "created_ms",
+            "started_ms",
+            "finished_ms",
+            "elapsed_ms",
+            "assisted",
+            "practice",
+        ]
         heavy_ids: list[str] = []
         batch: list[tuple[Any, ...]] = []
         for n in range(GAMES):
@@ -71,22 +106,43 @@ async def fill(url: str) -> tuple[str, str]:
             elapsed = finished - created
             score = (625 + 10 * rng.randrange(0, 3)) if won else rng.randrange(0, 60) * 5
             text = str(code)
-            snapshot = (f"S1|{text}|won|{score}|{moves}|13.13.13.13|0:/0:/0:/0:/0:/0:/0:|"
-                        if won else start_snaps[text].replace("|active|", "|abandoned|", 1))
+            snapshot = (
+                f"S1|{text}|won|{score}|{moves}|13.13.13.13|0:/0:/0:/0:/0:/0:/0:|"
+                if won
+                else start_snaps[text].replace("|active|", "|abandoned|", 1)
+            )
             game_id = str(uuid.UUID(int=rng.getrandbits(128)))
             if n < HEAVY:
                 heavy_ids.append(game_id)
-            batch.append((game_id, player, text, code.rule.value, rng.random() < 0.1,
-                          "won" if won else "abandoned", score, moves, moves, snapshot, created,
-                          created, finished, elapsed, rng.random() < 0.05, False))
+            batch.append(
+                (
+                    game_id,
+                    player,
+                    text,
+                    code.rule.value,
+                    rng.random() < 0.1,
+                    "won" if won else "abandoned",
+                    score,
+                    moves,
+                    moves,
+                    snapshot,
+                    created,
+                    created,
+                    finished,
+                    elapsed,
+                    rng.random() < 0.05,
+                    False,
+                )
+            )
             if len(batch) == 50_000:
                 await connection.copy_records_to_table("games", records=batch, columns=columns)
                 batch = []
         if batch:
             await connection.copy_records_to_table("games", records=batch, columns=columns)
         # Move logs for the exported player's games (the export replays need them).
-        logs = [(game_id, seq, "AS-f", seq * 10, now) for game_id in heavy_ids
-                for seq in range(1, 41)]
+        logs = [
+            (game_id, seq, "AS-f", seq * 10, now) for game_id in heavy_ids for seq in range(1, 41)
+        ]
         await connection.copy_records_to_table(
             "moves", records=logs, columns=["game_id", "seq", "move", "score", "at_ms"]
         )
@@ -105,10 +161,12 @@ async def plans(url: str, heavy: str) -> tuple[int, list[str]]:
         "top_score": boards.board_query(boards.BoardQuery("classic", "score", False, limit=101)),
         "top_time": boards.board_query(boards.BoardQuery("classic", "time", False, limit=101)),
         "top_moves": boards.board_query(boards.BoardQuery("classic", "moves", False, limit=101)),
-        "deep_score": boards.board_query(boards.BoardQuery(
-            "classic", "score", False, after=(-600, 0, ""), limit=101)),
-        "deal_score": boards.board_query(boards.BoardQuery(
-            "classic", "score", False, code="RU1-C-AAAAAAA", limit=101)),
+        "deep_score": boards.board_query(
+            boards.BoardQuery("classic", "score", False, after=(-600, 0, ""), limit=101)
+        ),
+        "deal_score": boards.board_query(
+            boards.BoardQuery("classic", "score", False, code="RU1-C-AAAAAAA", limit=101)
+        ),
     }
     stats_sql = (
         "SELECT rule, status, score, elapsed_ms, moves, assisted, finished_ms, daily, practice "
@@ -158,8 +216,7 @@ async def measure(base: str, heavy: str, typical: str) -> dict[str, float]:
                 ("top100_score_ms", f"{base}/api/v1/leaderboards?by=score&limit=100"),
                 ("top100_time_ms", f"{base}/api/v1/leaderboards?by=time&limit=100"),
                 ("top100_moves_ms", f"{base}/api/v1/leaderboards?by=moves&limit=100"),
-                ("deal_top100_ms",
-                 f"{base}/api/v1/leaderboards?code=RU1-C-AAAAAAA&limit=100"),
+                ("deal_top100_ms", f"{base}/api/v1/leaderboards?code=RU1-C-AAAAAAA&limit=100"),
                 ("deep_page_ms", deep),
                 ("stats_1000_games_ms", f"{base}/api/v1/players/{heavy}/stats"),
                 ("stats_typical_ms", f"{base}/api/v1/players/{typical}/stats"),

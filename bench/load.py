@@ -224,8 +224,13 @@ async def main() -> None:
         figures |= await measure(
             "sqlite",
             ["-m", "server", "--database-url", f"sqlite:///{tmp}/bench.db"],
-            ["bench/baseline_server.py", "--mode", "sqlite_orm",
-             "--database-url", f"sqlite:///{tmp}/baseline.db"],
+            [
+                "bench/baseline_server.py",
+                "--mode",
+                "sqlite_orm",
+                "--database-url",
+                f"sqlite:///{tmp}/baseline.db",
+            ],
         )
     print(f"players={PLAYERS}")
     for name, value in figures.items():

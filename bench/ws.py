@@ -82,8 +82,9 @@ async def ws_round(seconds: float) -> dict[str, list[float]]:
                     version = versions[player.game_id] + 1
                     t0 = time.perf_counter()
                     sent[(player.game_id, version)] = t0
-                    await ws.send_json({"type": "act", "id": n, "game_id": player.game_id,
-                                        "action": body})
+                    await ws.send_json(
+                        {"type": "act", "id": n, "game_id": player.game_id, "action": body}
+                    )
                     reply = json.loads((await ws.receive()).data)
                     t1 = time.perf_counter()
                     assert reply["type"] == "result", reply
@@ -120,8 +121,11 @@ async def main() -> None:
             p99s.append(pct(r["latencies"], 0.99))
             fan.append(pct(r["fanout"], 0.99))
             fan_send.append(pct(r["fanout_send"], 0.99))
-            print(f"# round {round_ + 1}: ws {ws_rates[-1]:.0f} actions/s, "
-                  f"fan-out p99 {fan[-1]:.1f} ms", flush=True)
+            print(
+                f"# round {round_ + 1}: ws {ws_rates[-1]:.0f} actions/s, "
+                f"fan-out p99 {fan[-1]:.1f} ms",
+                flush=True,
+            )
             count, _, _ = await drive_server(f"http://127.0.0.1:{PORT_A}", SECONDS)
             http_rates.append(count / SECONDS)
             print(f"# round {round_ + 1}: http {http_rates[-1]:.0f} actions/s", flush=True)
