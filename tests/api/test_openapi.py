@@ -12,8 +12,17 @@ from typing import Any
 import pytest
 import schemathesis
 import yaml
+from pydantic import BaseModel
 from schemathesis.core.result import Err
 
+from server.api.schemas import (
+    BoardQueryIn,
+    GamesQueryIn,
+    NewGameIn,
+    NewPlayerIn,
+    ReplayIn,
+    SettingsIn,
+)
 from server.app import create_app
 from server.settings import Settings
 
@@ -112,3 +121,74 @@ def test_common_answers_are_documented(document: dict[str, Any]) -> None:
             assert "401" in answers, where
         if "requestBody" in operation:
             assert {"400", "413", "422"} <= answers, where
+
+
+def query_parameters(document: dict[str, Any], path: str) -> set[str]:
+    operation = document["paths"][path]["get"]
+    names = set()
+    for parameter in operation.get("parameters", []):
+        ref = parameter.get("$ref")
+        if isinstance(ref, str):
+            parameter = document["components"]["parameters"][ref.rsplit("/", 1)[1]]
+        if parameter["in"] == "query":
+            names.add(parameter["name"])
+    return names
+
+
+def test_query_parameters_are_those_the_server_takes(document: dict[str, Any]) -> None:
+    # Any other query parameter is refused (422), so the lists must be exact.
+    boards = set(BoardQueryIn.model_fields)
+    games = set(GamesQueryIn.model_fields)
+    assert query_parameters(document, "/api/v1/leaderboards") == boards
+    assert query_parameters(document, "/api/v1/players/{id}/games") == games
+    # The export has no pages: `limit` and `after` are refused.
+    assert query_parameters(document, "/api/v1/players/{id}/games/export") == games - {
+        "limit",
+        "after",
+    }
+    # Checked by hand in server/api/games.py.
+    assert query_parameters(document, "/api/v1/deals/{code}/winnable") == {"take_backs"}
+    assert query_parameters(document, "/api/v1/daily") == {"rule"}
+
+
+@pytest.mark.parametrize(
+    ("schema", "model"),
+    [
+        ("NewPlayer", NewPlayerIn),
+        ("SettingsPatch", SettingsIn),
+        ("NewGame", NewGameIn),
+        ("ReplayIn", ReplayIn),
+    ],
+)
+def test_request_bodies_name_the_fields_the_server_takes(
+    document: dict[str, Any], schema: str, model: type[BaseModel]
+) -> None:
+    properties = document["components"]["schemas"][schema]["properties"]
+    assert set(properties) == set(model.model_fields)
+
+
+def operation(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
+    found = [op for _, _, op in documented(document) if op["operationId"] == operation_id]
+    assert len(found) == 1, operation_id
+    return found[0]
+
+
+# The reads that take an optional token (`viewer` in server/api/common.py): a bad one is 401.
+# The reads of a game also answer 403 for a game of today's daily deal (`check_visible`).
+GAME_READS = ["getGame", "getMoveLog", "getTargets", "getReplay"]
+OPTIONAL_TOKEN = [*GAME_READS, "listPlayerGames", "exportPlayerGames"]
+
+
+@pytest.mark.parametrize("operation_id", OPTIONAL_TOKEN)
+def test_reads_take_an_optional_token(document: dict[str, Any], operation_id: str) -> None:
+    found = operation(document, operation_id)
+    assert found["security"] == [{}, {"bearer": []}]
+    assert "401" in found["responses"]
+    if operation_id in GAME_READS:
+        assert found["responses"]["403"] == {"$ref": "#/components/responses/DailyHidden"}
+
+
+@pytest.mark.parametrize("operation_id", ["createGame", "getDaily"])
+def test_the_solver_may_be_unavailable(document: dict[str, Any], operation_id: str) -> None:
+    answer = operation(document, operation_id)["responses"]["503"]
+    assert answer == {"$ref": "#/components/responses/SolverUnavailable"}
