@@ -144,9 +144,7 @@ class Api:
     async def act(
         self, auth: dict[str, str], game_id: str, body: dict[str, Any], status: int = 200
     ) -> dict[str, Any]:
-        response = await self.client.post(
-            f"/api/v1/games/{game_id}/moves", json=body, headers=auth
-        )
+        response = await self.client.post(f"/api/v1/games/{game_id}/moves", json=body, headers=auth)
         assert response.status == status, await response.text()
         result: dict[str, Any] = await response.json()
         return result

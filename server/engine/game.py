@@ -11,7 +11,7 @@ Representation (chosen for speed; see bench/engine.py):
 - `foundations[s]` is how many cards of suit `s` (S, H, D, C) lie on its foundation; they are
   always that suit's ace up to rank `foundations[s] - 1`.
 - `where[card]` is the column 0..6 that holds the card, or `FOUNDATION` when it is on its
-  foundation.
+  foundation; `hidden[card]` says whether it is face-down (derived from `down`, kept in step).
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ class Game:
         "columns",
         "down",
         "foundations",
+        "hidden",
         "history",
         "moves",
         "relaxed",
@@ -102,10 +103,13 @@ class Game:
         self.status = status
         self.history: deque[Record] = deque(history or (), maxlen=UNDO_LIMIT)
         where = [FOUNDATION] * 52
+        hidden = [False] * 52
         for c, column in enumerate(columns):
-            for card in column:
+            for i, card in enumerate(column):
                 where[card] = c
+                hidden[card] = i < down[c]
         self.where = where
+        self.hidden = hidden
 
     @classmethod
     def deal(cls, code: DealCode) -> Game:
@@ -210,7 +214,12 @@ class Game:
         """
         if self.status is not Status.ACTIVE:
             return []
-        columns, where, down, foundations = self.columns, self.where, self.down, self.foundations
+        columns, where, hidden, foundations = (
+            self.columns,
+            self.where,
+            self.hidden,
+            self.foundations,
+        )
         below = _RELAXED_BELOW if self.relaxed else _CLASSIC_BELOW
         out: list[Move] = []
         home: list[Move] = []
@@ -227,10 +236,12 @@ class Game:
                 if src == FOUNDATION:
                     if foundations[card // 13] == card % 13 + 1:
                         out.append(_MOVES[card][to])
-                elif src != to:
+                elif src != to and not hidden[card]:
                     column = columns[src]
-                    index = column.index(card)
-                    if index >= down[src] and len(column) - index <= GROUP_LIMIT:
+                    # A group can only exceed the limit in a column longer than the limit.
+                    if len(column) <= GROUP_LIMIT or (
+                        len(column) - column.index(card) <= GROUP_LIMIT
+                    ):
                         out.append(_MOVES[card][to])
         out += home
         return out
@@ -316,6 +327,7 @@ class Game:
         flipped = False
         if column and self.down[src] == len(column):
             self.down[src] -= 1
+            self.hidden[column[-1]] = False
             self.score += FLIP_POINTS
             flipped = True
         self.history.append((kind, card, src, to, count, flipped, score))
@@ -340,6 +352,7 @@ class Game:
         column = self.columns[src]
         if flipped:
             self.down[src] += 1
+            self.hidden[column[-1]] = True
         if kind == _TO_FOUNDATION:
             self.foundations[card // 13] -= 1
             column.append(card)

@@ -35,11 +35,17 @@ order of their columns are equivalent. The key of a state is its columns sorted 
 byte 0xFF (face-down cards are part of the bytes); the foundations need no place in it, since every
 card not in a column is on its foundation and a foundation always holds its suit from the ace up.
 
+Restarts. A depth-first search can spend its whole budget under one bad early move. Relaxed deals
+are nearly all winnable, so there the search first runs short searches (`_TRIAL_NODES` nodes each)
+with each of the move orderings below, then one with the default ordering and the rest of the
+budget. Each is a complete search on its own: the first that ends, won or exhausted, decides.
+
 Move ordering (it only matters for winnable deals; an unwinnable one is searched to the end):
 first the moves that turn a face-down card up (the deeper the pile the sooner), then those that
 empty a column, then other tableau moves (onto the next card of the same suit first), then
 foundation moves that were not forced, last the moves that take a card off a card one rank higher
-(relaxed rule) and take-backs.
+(relaxed rule) and take-backs. The other orderings uncover the shallowest pile first, or give no
+bonus to the same suit, or empty columns before anything else.
 
 Why the search is exact
 -----------------------
@@ -105,28 +111,31 @@ P4, dead ends (`Pruning.DEAD_END`), kind (c). A relaxation of the game proves th
 never reach its foundation. For a card c it has four events: F(c) turned face-up, E(c) is a column
 end, L(c) has left the card it lies on (or the bottom of its column), H(c) is home; and EMPTY: a
 column is empty. They are derived as the least fixpoint of:
-  - facts: the face-up cards, the column ends, the cards already home, EMPTY if a column is empty;
+  - facts: the face-up cards, the column ends, the cards already home (with take-backs allowed,
+    also E for them: they may come back as column ends), EMPTY if a column is empty;
   - F(c) <= L(a) where a lies on c;  E(c) <= F(c) and L(a) (or just F(c) if nothing lies on c);
   - H(c) <= E(c) and H(c-1) (an ace needs E only);  L(c) <= H(c);
-  - L(c) <= F(c) and some target d is available: d one rank higher (classic: of c's suit), with
-    E(d), or H(d) when take-backs are allowed; if d lies above c in c's own column, also some card
-    between c (excluded) and d (included) must have L;
+  - L(c) <= F(c) and E(d) for some target d of c (one rank higher; classic: of c's suit); if d
+    lies above c in c's own column, also L(e) for some card e between c (excluded) and d
+    (included);
   - L(K) <= F(K) and EMPTY for a king K;
   - EMPTY <= L(b) for the bottom card b of a column (H(b) if b is a king).
-Soundness: along any winning line, give every event the time of its first occurrence. Each rule
-holds for these times with body events no later than the head (and earlier in the same move:
-L before F before E): a face-down card turns up exactly when the card on it leaves; a card is an
-end once the card on it has left (nothing can go onto a face-down card, so that card is still the
-one of S); a card goes home as an end, after the card below it in its suit; a card leaves its place
-by going home, by a king move (which needs an empty column) or by a tableau move onto a face-up
-end d, and d cannot be above c in the same column while every card between them still lies where
-it lay (d would be in c's own group); the first column to become empty loses its bottom card of S,
-which cannot leave by a king move since no column was empty. So every event of a winning line is
-derivable, and if some H(c) is not, no winning line exists. The check runs at the root and, for
-relaxed games, at every node. Under the classic rule a move only adds facts to the relaxation,
-except a king move that fills the last empty column and a group move that puts a card z+1 above z
-in the target column (a new "between" condition); only the states reached by those are checked
-again (leaving out a check is always sound).
+Here "lies on", "above" and "bottom" refer to S. Soundness: along any winning line, give every
+event the time of its first occurrence. Each rule holds for these times, with body events no later
+than the head (within one move: the moving card's H, then its L, then F and E of the card it
+uncovers): a face-down card turns up exactly when the card on it leaves; a card is an end once the
+card on it at S has left (nothing can be put on a card that is not an end, so until then it is the
+same card); a card goes home as an end, after the card below it in its suit; a card leaves its
+place at S by going home, by a king move (which needs an empty column) or by a tableau move onto a
+column end d, which was an end before (a card taken back from a foundation that was home at S is
+covered by the facts), and d is not above c in one column while every card between them still
+lies where it lay at S (d would be in c's own group); the first column to become empty loses its
+bottom card of S, which cannot leave by a king move since no column was empty. So every event of a
+winning line is derivable, and if some H(c) is not, no winning line exists.
+The check runs at the root and, in relaxed games, at every node. Under the classic rule a move only
+adds facts to the relaxation, except a king move that fills the last empty column and a group move
+that puts a card z+1 above z in the target column (a new "between" condition), so only the states
+reached by those are checked again (leaving out a check is always sound).
 
 The rule "x may move onto x+1 without branching" is NOT used: it is false (moving 3 onto 4 on top
 of x's own group may be needed first; tests/engine/test_solver.py keeps a deal where it fails).
@@ -168,7 +177,7 @@ _LAST: Final = 0
 
 @dataclass(frozen=True, slots=True)
 class _Ordering:
-    depth: int  # +1: uncover the deepest pile first; -1: the shallowest
+    depth: int  # +1: uncover the deepest pile first; -1: the shallowest (deep ones come late)
     same_suit: int  # bonus for a move onto the next card of the same suit
     empties: int  # the class of moves that empty a column
 
@@ -235,9 +244,9 @@ def solve_deal(code: DealCode, *, take_backs: bool = True, max_nodes: int = 200_
     return search(Game.deal(code), take_backs=take_backs, max_nodes=max_nodes)
 
 
-Line = list[tuple[int, int]]  # (card, place) pairs; place 0..6 a column, _F the foundation
-Trail = tuple["Trail", tuple[tuple[int, int], ...]] | None
-Child = tuple[int, list[bytes], list[int], Line, bool]
+_Line = list[tuple[int, int]]  # (card, place) pairs; place 0..6 a column, _F the foundation
+_Trail = tuple["_Trail", tuple[tuple[int, int], ...]] | None
+_Child = tuple[int, list[bytes], list[int], _Line, bool]
 
 
 def search(
@@ -267,7 +276,7 @@ def dead_end(game: Game, *, take_backs: bool = True) -> bool:
     return state.is_dead(state.cols, state.found)
 
 
-def _line(seg: Line | tuple[tuple[int, int], ...]) -> list[Move]:
+def _line(seg: _Line | tuple[tuple[int, int], ...]) -> list[Move]:
     return [move(card, place) for card, place in seg]
 
 
@@ -300,7 +309,7 @@ class _Search:
 
     def run(self, max_nodes: int) -> Verdict:
         cols, found = self.cols, self.found
-        seg0: Line = []
+        seg0: _Line = []
         if self.safe:
             _settle(cols, found, self.strict, seg0)
         if found == _WON:
@@ -325,14 +334,14 @@ class _Search:
         verdict = self.dfs(cols, found, seg0, max_nodes - spent)
         return Verdict(verdict.status, verdict.line, spent + verdict.nodes)
 
-    def dfs(self, cols: list[bytes], found: list[int], seg0: Line, max_nodes: int) -> Verdict:
+    def dfs(self, cols: list[bytes], found: list[int], seg0: _Line, max_nodes: int) -> Verdict:
         """The depth-first search from a settled, live root."""
         # In relaxed games the dead-end check runs at every node; in classic games only where a
         # move can make it fail (see the module docstring, P4).
         check_all = self.dead and self.relaxed
         check_some = self.dead and not self.relaxed
         seen = {self.key(cols)}
-        stack: list[tuple[list[bytes], list[int], Trail, bool]] = [
+        stack: list[tuple[list[bytes], list[int], _Trail, bool]] = [
             (cols, found, (None, tuple(seg0)), False)
         ]
         nodes = 0
@@ -345,7 +354,7 @@ class _Search:
                 return Verdict(SolveStatus.UNKNOWN, None, max_nodes)
             if (check_all or (check and check_some)) and nodes > 1 and self.is_dead(cols, found):
                 continue
-            keep: list[Child] = []
+            keep: list[_Child] = []
             for child in expand(cols, found):
                 if child[2] == _WON:
                     return self.won((trail, tuple(child[3])), nodes)
@@ -359,7 +368,7 @@ class _Search:
         return Verdict(SolveStatus.UNWINNABLE, None, nodes)
 
     @staticmethod
-    def won(trail: Trail, nodes: int) -> Verdict:
+    def won(trail: _Trail, nodes: int) -> Verdict:
         segs = []
         while trail is not None:
             trail, seg = trail
@@ -367,7 +376,7 @@ class _Search:
         line = [mv for seg in reversed(segs) for mv in _line(seg)]
         return Verdict(SolveStatus.WINNABLE, tuple(line), nodes)
 
-    def expand(self, cols: list[bytes], found: list[int]) -> list[Child]:
+    def expand(self, cols: list[bytes], found: list[int]) -> list[_Child]:
         """Every successor of a settled state, each with its forced foundation moves played.
 
         A child is (order, columns, foundations, moves, whether to re-run the dead-end check).
@@ -375,7 +384,7 @@ class _Search:
         relaxed, strict, safe = self.relaxed, self.strict, self.safe
         take_backs = self.take_backs
         depth, same_suit, empties = self.order.depth, self.order.same_suit, self.order.empties
-        out: list[Child] = []
+        out: list[_Child] = []
         low = min(found)
         empty_done = False
         for j in range(7):
@@ -481,11 +490,11 @@ class _Search:
         return out
 
 
-def _order(child: Child) -> int:
+def _order(child: _Child) -> int:
     return child[0]
 
 
-def _settle(cols: list[bytes], found: list[int], strict: bool, seg: Line) -> None:
+def _settle(cols: list[bytes], found: list[int], strict: bool, seg: _Line) -> None:
     """Play every safe foundation move (P2), in place, appending them to `seg`."""
     again = True
     while again:

@@ -60,14 +60,29 @@ async def test_the_move_log_refuses_a_second_entry_with_the_same_sequence_number
         async with engine.begin() as connection:
             await connection.execute(
                 insert(Player).values(
-                    id="p", name="p", token_hash="h", created_ms=0, double_click=True,
-                    placement_help=True, interactive_rules=True, auto_placement=False,
+                    id="p",
+                    name="p",
+                    token_hash="h",
+                    created_ms=0,
+                    double_click=True,
+                    placement_help=True,
+                    interactive_rules=True,
+                    auto_placement=False,
                 )
             )
             await connection.execute(
                 insert(GameRow).values(
-                    id="g", player_id="p", code="RU1-C-AAAAAAA", rule="classic", chosen=True,
-                    status="active", score=0, moves=0, version=0, snapshot="", created_ms=0,
+                    id="g",
+                    player_id="p",
+                    code="RU1-C-AAAAAAA",
+                    rule="classic",
+                    chosen=True,
+                    status="active",
+                    score=0,
+                    moves=0,
+                    version=0,
+                    snapshot="",
+                    created_ms=0,
                     assisted=False,
                 )
             )
