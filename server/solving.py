@@ -1,5 +1,4 @@
-"""The solver as a service (issue "A solver"): hints, deal verdicts, certified-winnable deals
-and the daily deal.
+"""The solver as a service: hints, deal verdicts, certified-winnable deals and the daily deal.
 
 The solver (`server.engine.solver`) is pure and bounded by a node budget, so a verdict is the
 same in every process; it runs in a process pool, off the event loop, and each call is also

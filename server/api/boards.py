@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from server.api.common import json_response, path_id, viewer
 from server.api.problems import validation_errors, validation_problem
 from server.api.schemas import BoardQueryIn, GamesQueryIn, Strict
+from server.engine import DealCode
 from server.keys import BOARDS
 from server.service import utc_day
 from server.store.boards import GameFilter
@@ -39,9 +40,8 @@ def next_link(request: web.Request, cursor: str | None) -> dict[str, str]:
 @routes.get("/api/v1/leaderboards")
 async def leaderboards(request: web.Request) -> web.Response:
     q = query_of(request, BoardQueryIn)
-    rule = q.rule.value
-    if q.code is not None:
-        rule = "relaxed" if q.code.split("-")[1] == "R" else "classic"
+    # A deal's board is of the deal's rule, whatever `rule` says.
+    rule = (DealCode.parse(q.code).rule if q.code is not None else q.rule).value
     page = await request.app[BOARDS].leaderboard(
         rule=rule,
         by=q.by,

@@ -28,7 +28,7 @@ Iterative depth-first search with a transposition set. A node is a state taken f
 (`Verdict.nodes` counts them); after `max_nodes` nodes the answer is UNKNOWN. All successors of
 a node are generated at once; those already seen are dropped and the others are pushed so that the
 best-ordered one is expanded next. The search stops at the first won state and rebuilds the line
-from parent links, forced moves included.
+by following the parent links, forced moves included.
 
 Canonical form. The rules never look at a column's position, so states that differ only by the
 order of their columns are equivalent. The key of a state is its columns sorted and joined with the
