@@ -68,6 +68,16 @@ def _rate(text: str) -> float:
     return value
 
 
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name)
+    if text is None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise SettingsError(f"{name} {text!r} is not a whole number") from None
+
+
 def from_args(
     argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
 ) -> Settings:
@@ -75,7 +85,7 @@ def from_args(
     env = os.environ if environ is None else environ
     parser = argparse.ArgumentParser(prog="python -m server", description=__doc__)
     parser.add_argument("--host", default=env.get("HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(env.get("PORT", "8080")))
+    parser.add_argument("--port", type=int, default=_int(env, "PORT", 8080))
     parser.add_argument(
         "--database-url",
         default=env.get("DATABASE_URL", DEFAULT_DATABASE_URL),
@@ -90,7 +100,7 @@ def from_args(
     parser.add_argument(
         "--workers",
         type=int,
-        default=int(env.get("WORKERS", "1")),
+        default=_int(env, "WORKERS", 1),
         help="server processes sharing the port (PostgreSQL only; default: $WORKERS or 1)",
     )
     args = parser.parse_args(argv)
