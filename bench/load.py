@@ -1,5 +1,12 @@
 """Load test of the move endpoint over real HTTP, beside a bare baseline in the same run.
 
+Two drivers. The Python driver plays real games (below). When `wrk` is installed (Debian
+package `wrk`), a second measurement drives the server with wrk (one C thread, 64 connections,
+a few thousand games alternating a move and its undo: every request an accepted action), beside
+the bare baseline endpoint in its raw-asyncpg and SQLAlchemy modes, alternating rounds. The wrk
+figures are the server's own: the Python driver's figures include its own CPU on this 2-core
+machine.
+
 Starts the server (one process) on PostgreSQL (a fresh database `solitaire_bench` on
 $BENCH_PG_URL, default postgresql://postgres@127.0.0.1:5432/test's server) and then on SQLite,
 and drives it with N concurrent players, each playing random legal moves of its own game (its
@@ -14,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -211,6 +220,99 @@ async def measure(label: str, server_args: list[str], baseline_args: list[str]) 
     }
 
 
+WRK_GAMES = 3000
+WRK_SECONDS = 10
+
+
+async def wrk(url: str, script: str, env: dict[str, str]) -> tuple[float, float, int]:
+    """(requests/s, p99 ms, non-2xx responses) of one wrk run."""
+    process = await asyncio.create_subprocess_exec(
+        "wrk",
+        "-t1",
+        "-c64",
+        f"-d{WRK_SECONDS}s",
+        "--latency",
+        "-s",
+        script,
+        url,
+        env=dict(os.environ, **env),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out = (await process.communicate())[0].decode()
+    rate = float(out.split("Requests/sec:")[1].split()[0])
+    found = re.search(r" 99%\s+([\d.]+)(us|ms|s)\b", out)
+    assert found is not None, out
+    p99 = float(found.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[found.group(2)]
+    bad = int(out.split("Non-2xx or 3xx responses:")[1].split()[0]) if "Non-2xx" in out else 0
+    return rate, p99, bad
+
+
+async def wrk_games(base: str, path: Path) -> None:
+    """A player and WRK_GAMES games of one deal, written as the Lua file wrk_move.lua reads."""
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"{base}/api/v1/players", json={"name": "wrk"}) as response:
+            token = (await response.json())["token"]
+        auth = {"Authorization": f"Bearer {token}"}
+        limit = asyncio.Semaphore(32)
+
+        async def one() -> str:
+            async with (
+                limit,
+                session.post(
+                    f"{base}/api/v1/games", json={"code": "RU1-C-AAAAAFN"}, headers=auth
+                ) as response,
+            ):
+                game_id: str = (await response.json())["id"]
+                return game_id
+
+        ids = await asyncio.gather(*(one() for _ in range(WRK_GAMES)))
+    games = ",".join(f'"{game_id}"' for game_id in ids)
+    path.write_text(f'token = "{token}"\ngames = {{{games}}}\n')
+
+
+async def measure_wrk() -> dict[str, float]:
+    ours: list[tuple[float, float, int]] = []
+    raw: list[float] = []
+    orm: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        games = Path(tmp) / "games.lua"
+        for _ in range(ROUNDS):
+            url = await fresh_pg("solitaire_bench_wrk")
+            process = await start(["-m", "server", "--database-url", url], 18183)
+            try:
+                await wrk_games("http://127.0.0.1:18183", games)
+                ours.append(
+                    await wrk(
+                        "http://127.0.0.1:18183", "bench/wrk_move.lua", {"GAMES_LUA": str(games)}
+                    )
+                )
+            finally:
+                stop(process)
+            print(f"# wrk: server {ours[-1][0]:.0f} moves/s", flush=True)
+            for mode, into in (("pg_raw", raw), ("pg_orm", orm)):
+                base_url = await fresh_pg("solitaire_bench_wrk_baseline")
+                process = await start(
+                    ["bench/baseline_server.py", "--mode", mode, "--database-url", base_url], 18184
+                )
+                try:
+                    into.append(
+                        (await wrk("http://127.0.0.1:18184", "bench/wrk_baseline.lua", {}))[0]
+                    )
+                finally:
+                    stop(process)
+                print(f"# wrk: baseline {mode} {into[-1]:.0f} req/s", flush=True)
+    rate = statistics.median(r[0] for r in ours)
+    return {
+        "wrk_pg_moves_per_s": rate,
+        "wrk_pg_p99_ms": statistics.median(r[1] for r in ours),
+        "wrk_pg_non_2xx": sum(r[2] for r in ours),
+        "wrk_pg_raw_baseline_req_per_s": statistics.median(raw),
+        "wrk_pg_orm_baseline_req_per_s": statistics.median(orm),
+        "wrk_ratio_to_pg_raw": rate / statistics.median(raw),
+        "wrk_ratio_to_pg_orm": rate / statistics.median(orm),
+    }
+
+
 async def main() -> None:
     figures: dict[str, float] = {}
     pg = await fresh_pg("solitaire_bench")
@@ -232,6 +334,10 @@ async def main() -> None:
                 f"sqlite:///{tmp}/baseline.db",
             ],
         )
+    if shutil.which("wrk"):
+        figures |= await measure_wrk()
+    else:
+        print("# wrk is not installed: only the Python driver's figures")
     print(f"players={PLAYERS}")
     for name, value in figures.items():
         print(f"{name}={value:.2f}" if isinstance(value, float) else f"{name}={value}")
