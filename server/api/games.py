@@ -90,6 +90,10 @@ async def targets(request: web.Request) -> web.Response:
 async def hint(request: web.Request) -> web.Response:
     """A next move from a winning line (the game becomes assisted), or the verdict."""
     game_id = path_id(request)
+    if request.query:
+        raise validation_problem(
+            [{"field": name, "message": "unknown parameter"} for name in request.query]
+        )
     player = await authenticate(request)
     found = await request.app[SOLVER].hint(player, game_id)
     return json_response(

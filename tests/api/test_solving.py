@@ -55,6 +55,9 @@ async def test_hints_need_the_players_token(client: TestClient[Any, Any], api: A
     _, other = await api.player("bob")
     game = await api.game(auth, code=WON["code"])
     assert (await client.get(f"/api/v1/games/{game['id']}/hint")).status == 401
+    unknown = await client.get(f"/api/v1/games/{game['id']}/hint?depth=3", headers=auth)
+    assert unknown.status == 422
+    assert (await unknown.json())["errors"] == [{"field": "depth", "message": "unknown parameter"}]
     assert (await client.get(f"/api/v1/games/{game['id']}/hint", headers=other)).status == 403
     # A refused hint marks nothing: the game stays clean.
     await client.post(f"/api/v1/games/{game['id']}/abandon", headers=auth)
