@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from server.api.common import authenticate, json_response, path_id, service, viewer
-from server.api.problems import read_json, validation_problem
+from server.api.problems import invalid, read_json, validation_problem
 from server.api.schemas import ActionIn, NewGameIn
 from server.engine import Card, DealCode, NotationError, Rule, place_text
 from server.keys import SOLVER
@@ -50,9 +50,7 @@ async def act(request: web.Request) -> web.Response:
     player = await authenticate(request)
     key = request.headers.get("Idempotency-Key")
     if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
-        raise validation_problem(
-            [{"field": "Idempotency-Key", "message": "must be 1 to 255 characters"}]
-        )
+        raise invalid("Idempotency-Key", "must be 1 to 255 characters")
     body = await read_json(request, ActionIn)
     result = await service(request).act(player, game_id, body.request(), key)
     if isinstance(result, StoredResponse):
@@ -77,11 +75,11 @@ async def targets(request: web.Request) -> web.Response:
     game_id = path_id(request)
     text = request.query.get("card")
     if text is None:
-        raise validation_problem([{"field": "card", "message": "the query parameter is required"}])
+        raise invalid("card", "the query parameter is required")
     try:
         card = Card.parse(text)
     except NotationError as exc:
-        raise validation_problem([{"field": "card", "message": str(exc)}]) from None
+        raise invalid("card", str(exc)) from None
     places = await service(request).targets(game_id, card, await viewer(request))
     return json_response({"card": str(card), "targets": [place_text(p) for p in places]})
 
@@ -107,12 +105,10 @@ async def winnable(request: web.Request) -> web.Response:
     try:
         code = DealCode.parse(request.match_info["code"])
     except NotationError as exc:
-        raise validation_problem([{"field": "code", "message": str(exc)}]) from None
+        raise invalid("code", str(exc)) from None
     flag = request.query.get("take_backs", "true")
     if flag not in ("true", "false") or set(request.query) - {"take_backs"}:
-        raise validation_problem(
-            [{"field": "take_backs", "message": "expected true or false (and nothing else)"}]
-        )
+        raise invalid("take_backs", "expected true or false (and nothing else)")
     status, nodes = await request.app[SOLVER].verdict(code, flag == "true")
     return json_response(
         {"code": str(code), "take_backs": flag == "true", "status": status, "nodes": nodes}
@@ -124,7 +120,7 @@ async def daily(request: web.Request) -> web.Response:
     """Today's deal (UTC date), the same for every player and process, certified winnable."""
     text = request.query.get("rule", "classic")
     if text not in ("classic", "relaxed") or set(request.query) - {"rule"}:
-        raise validation_problem([{"field": "rule", "message": "expected classic or relaxed"}])
+        raise invalid("rule", "expected classic or relaxed")
     rule = Rule(text)
     day = utc_day(service(request).clock())
     code = await request.app[SOLVER].daily_code(day, rule)

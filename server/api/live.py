@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from server.api.common import authenticate, service
 from server.api.problems import (
     Problem,
+    invalid,
     known_problem,
     problem_body,
     validation_errors,
@@ -299,10 +300,6 @@ class Connection:
         # The body is the HTTP response, {"move": ..., "game": ...}: spliced, not re-encoded.
         head = json.dumps({"type": "result", "id": mid, "game_id": game_id, "version": version})
         self.enqueue(f"{head[:-1]}, {result.body[1:]}")
-
-
-def invalid(field: str, message: str) -> Exception:
-    return validation_problem([{"field": field, "message": message}])
 
 
 def game_id_of(message: dict[str, Any]) -> str:

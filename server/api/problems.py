@@ -94,6 +94,11 @@ def validation_errors(exc: ValidationError) -> list[dict[str, str]]:
     return errors
 
 
+def invalid(field: str, message: str) -> Problem:
+    """A validation problem (422) about one field."""
+    return validation_problem([{"field": field, "message": message}])
+
+
 def validation_problem(errors: list[dict[str, str]]) -> Problem:
     summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
     return Problem(422, "validation-error", "Validation error", summary, errors=errors)
@@ -112,7 +117,7 @@ async def read_json(request: web.Request, model: type[M]) -> M:
         detail = f"The body is not JSON: {exc}."
         raise Problem(400, "malformed-json", "Malformed JSON", detail) from None
     if not isinstance(data, dict):
-        raise validation_problem([{"field": "body", "message": "expected a JSON object"}])
+        raise invalid("body", "expected a JSON object")
     try:
         return model.model_validate(data)
     except ValidationError as exc:

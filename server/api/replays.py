@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from server.api.common import json_response, path_id, service, viewer
-from server.api.problems import read_json, validation_problem
+from server.api.problems import invalid, read_json
 from server.api.schemas import ReplayIn
 from server.engine import DealCode, Game
 from server.service import verify_replay
@@ -29,9 +29,7 @@ async def verify(request: web.Request) -> web.Response:
     for index, item in enumerate(body.actions):
         move = item.get("move") if isinstance(item, dict) else item
         if not isinstance(move, str):
-            raise validation_problem(
-                [{"field": f"actions.{index}", "message": "expected {'move': '<move text>'}"}]
-            )
+            raise invalid(f"actions.{index}", "expected {'move': '<move text>'}")
         actions.append(move)
     if body.deal is not None and body.deal != deal_json(Game.deal(code)):
         return json_response(
