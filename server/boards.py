@@ -48,6 +48,13 @@ def encode_cursor(values: list[Any], board: str) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+def bad_cursor() -> InvalidInput:
+    return InvalidInput(
+        "The cursor 'after' is not one this board gave out.",
+        errors=[{"field": "after", "message": "invalid cursor"}],
+    )
+
+
 def decode_cursor(cursor: str, board: str, types: tuple[type, ...]) -> list[Any]:
     """The values of a cursor made by `encode_cursor` for the same board, or InvalidInput."""
     try:
@@ -69,10 +76,7 @@ def decode_cursor(cursor: str, board: str, types: tuple[type, ...]) -> list[Any]
     except (ValueError, KeyError, TypeError, binascii.Error, RecursionError):
         ok = False
     if not ok:
-        raise InvalidInput(
-            "The cursor 'after' is not one this board gave out.",
-            errors=[{"field": "after", "message": "invalid cursor"}],
-        )
+        raise bad_cursor()
     return list(values)
 
 
@@ -117,10 +121,7 @@ class BoardService:
         if after is not None:
             key, finished, game_id, rank = decode_cursor(after, board, (int, int, str, int))
             if rank < 0:
-                raise InvalidInput(
-                    "The cursor 'after' is not one this board gave out.",
-                    errors=[{"field": "after", "message": "invalid cursor"}],
-                )
+                raise bad_cursor()
             position = (key, finished, game_id)
         query = store.BoardQuery(
             rule=rule,
