@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,51 +99,52 @@ async def check_log(base: str, game_id: str, acknowledged: list[str]) -> None:
     assert verdict["valid"] is True, verdict
 
 
+async def stop_mid_stream(
+    database_url: str, after: int, stop: Callable[[ServerProcess], Awaitable[None]]
+) -> tuple[str, list[str]]:
+    """Starts a server, plays until `after` actions are acknowledged, stops it with `stop`,
+    and returns the game and every acknowledged action."""
+    server = ServerProcess(database_url)
+    acknowledged: list[str] = []
+    try:
+        await server.ready()
+        game_id, auth, code = await start_game(server.base)
+        player = asyncio.create_task(
+            play_until_stopped(server.base, acknowledged, game_id, auth, code)
+        )
+        while len(acknowledged) < after:
+            await asyncio.sleep(0.01)
+        await stop(server)
+        await asyncio.wait_for(player, 10)
+    finally:
+        server.close()
+    assert len(acknowledged) >= after
+    return game_id, acknowledged
+
+
+async def restart_and_check(database_url: str, game_id: str, acknowledged: list[str]) -> None:
+    again = ServerProcess(database_url)
+    try:
+        await again.ready()
+        await check_log(again.base, game_id, acknowledged)
+    finally:
+        again.close()
+
+
 async def test_sigkill_during_a_stream_of_moves_loses_nothing_acknowledged(
     database_url: str,
 ) -> None:
-    server = ServerProcess(database_url)
-    acknowledged: list[str] = []
-    try:
-        await server.ready()
-        game_id, auth, code = await start_game(server.base)
-        player = asyncio.create_task(
-            play_until_stopped(server.base, acknowledged, game_id, auth, code)
-        )
-        while len(acknowledged) < 15:
-            await asyncio.sleep(0.01)
+    async def kill(server: ServerProcess) -> None:
         server.kill()
-        await asyncio.wait_for(player, 10)
-    finally:
-        server.close()
-    assert len(acknowledged) >= 15
-    again = ServerProcess(database_url)
-    try:
-        await again.ready()
-        await check_log(again.base, game_id, acknowledged)
-    finally:
-        again.close()
+
+    game_id, acknowledged = await stop_mid_stream(database_url, 15, kill)
+    await restart_and_check(database_url, game_id, acknowledged)
 
 
 async def test_sigterm_finishes_in_flight_requests_and_exits_cleanly(database_url: str) -> None:
-    server = ServerProcess(database_url)
-    acknowledged: list[str] = []
-    try:
-        await server.ready()
-        game_id, auth, code = await start_game(server.base)
-        player = asyncio.create_task(
-            play_until_stopped(server.base, acknowledged, game_id, auth, code)
-        )
-        while len(acknowledged) < 10:
-            await asyncio.sleep(0.01)
+    async def terminate(server: ServerProcess) -> None:
         status = await asyncio.to_thread(server.terminate)
-        await asyncio.wait_for(player, 10)
         assert status == 0, server.output()
-    finally:
-        server.close()
-    again = ServerProcess(database_url)
-    try:
-        await again.ready()
-        await check_log(again.base, game_id, acknowledged)
-    finally:
-        again.close()
+
+    game_id, acknowledged = await stop_mid_stream(database_url, 10, terminate)
+    await restart_and_check(database_url, game_id, acknowledged)
