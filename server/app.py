@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from server.api import boards, games, health, live, players, replays
+from server.api import boards, client, games, health, live, players, replays
 from server.api.middleware import RateLimiter, cors_middleware
 from server.api.problems import problem_middleware
 from server.boards import BoardService
@@ -51,7 +51,7 @@ def create_app(settings: Settings) -> web.Application:
     app = web.Application(middlewares=middlewares, client_max_size=settings.body_limit)
     app[SETTINGS] = settings
     app.cleanup_ctx.append(database)
-    for module in (health, players, games, replays, boards):
+    for module in (health, players, games, replays, boards, client):
         app.router.add_routes(module.routes)
     live.setup(app)
     return app

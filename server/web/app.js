@@ -1,0 +1,73 @@
+// The web client: a page of plain JavaScript modules on the public API and WebSocket only.
+// Views by the address's hash: #/ (play), #/play/ID, #/boards, #/me, #/player/ID,
+// #/replay/ID, #/watch/ID.
+import { pickLanguage, setLanguage, t } from "./i18n.js";
+import { player } from "./session.js";
+import { el, problemText } from "./ui.js";
+
+const VIEWS = [
+  [/^\/?$/, "./play.js", () => ({})],
+  [/^\/play\/([\w-]+)$/, "./play.js", (m) => ({ id: m[1] })],
+  [/^\/boards$/, "./leaderboards.js", () => ({})],
+  [/^\/me$/, "./stats.js", () => ({ id: null })],
+  [/^\/player\/([\w-]+)$/, "./stats.js", (m) => ({ id: m[1] })],
+  [/^\/replay\/([\w-]+)$/, "./replay.js", (m) => ({ id: m[1] })],
+  [/^\/watch\/([\w-]+)$/, "./watch.js", (m) => ({ id: m[1] })],
+];
+
+let leave = null;
+let shown = 0;
+
+async function route() {
+  const path = decodeURIComponent(location.hash.replace(/^#/, "")).split("?")[0];
+  const found = VIEWS.find(([pattern]) => pattern.test(path));
+  const root = document.getElementById("view");
+  const turn = ++shown;
+  if (leave) {
+    leave();
+    leave = null;
+  }
+  document.querySelectorAll("header nav a").forEach((link) => {
+    const here = link.getAttribute("href") === `#${path || "/"}`;
+    if (here) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  });
+  if (!found) {
+    root.replaceChildren(el("p", { class: "problem", text: t("error", { detail: path }) }));
+    return;
+  }
+  const [pattern, module, params] = found;
+  root.setAttribute("aria-busy", "true");
+  try {
+    const view = await import(module);
+    if (turn !== shown) return;
+    leave = (await view.mount(root, params(path.match(pattern)))) || null;
+    if (turn === shown) root.setAttribute("aria-busy", "false");
+  } catch (error) {
+    console.warn(error);
+    if (turn === shown) {
+      root.replaceChildren(el("p", { class: "problem", role: "alert",
+        text: t("error", { detail: problemText(error) }) }));
+      root.setAttribute("aria-busy", "false");
+    }
+  }
+}
+
+function start() {
+  setLanguage(pickLanguage());
+  player();
+  const select = document.getElementById("language");
+  select.value = document.documentElement.lang;
+  select.addEventListener("change", () => {
+    setLanguage(select.value);
+    route();
+  });
+  document.querySelector(".skip").addEventListener("click", (event) => {
+    event.preventDefault();
+    document.getElementById("view").focus();
+  });
+  window.addEventListener("hashchange", route);
+  route();
+}
+
+start();

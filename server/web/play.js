@@ -1,0 +1,823 @@
+// The game view: play one of this browser's player's games against the server.
+//
+// The server decides everything (SPEC 1.7): a drop sends the move, a click on a column's last
+// card sends a tap, a double click a double tap, and the answer is drawn as it comes. The page
+// never decides whether a move is legal and never moves a card on its own.
+//
+// Pointer: drag a face-up card (with every card on top of it) or a foundation's top card and
+// drop it on a column or a foundation. Keyboard: Enter or Space picks up the focused card, then
+// Enter on a column (any of its cards or its empty place) or a foundation puts it there; Escape
+// puts it back; F sends the focused card to its foundation (tap), D places it as a double tap;
+// arrows move between cards; U (or Ctrl+Z) undoes, H asks for a hint, N opens New game.
+import { get, newKey, patch, post } from "./api.js";
+import { locate, renderBoard, cardElement } from "./board.js";
+import { formatTime, moveText, short } from "./cards.js";
+import { define, t } from "./i18n.js";
+import { ensurePlayer, forget } from "./session.js";
+import { dialog, el, problemText, toast } from "./ui.js";
+
+const CURRENT = "solitaire.game";
+const DEFAULTS = {
+  double_click: true, placement_help: true, interactive_rules: true, auto_placement: false,
+};
+const SETTINGS = Object.keys(DEFAULTS);
+const DOUBLE_CLICK_MS = 350;
+const DRAG_THRESHOLD = 6;
+
+define({
+  en: {
+    "play.title": "Play",
+    "play.time": "Time", "play.moves": "Moves", "play.score": "Score", "play.code": "Deal",
+    "play.new": "New game", "play.undo": "Undo", "play.hint": "Hint", "play.settings": "Settings",
+    "play.watchLink": "Spectator link",
+    "play.table": "Card table",
+    "play.keys": "Keys: Enter picks up a card and puts it down, Escape puts it back, F sends a card to its foundation, D places it, arrows move between cards, U undoes, H gives a hint, N deals a new game.",
+    "play.refused": "That move is not allowed.",
+    "play.picked": "{card} picked up: choose a column or the foundation (Escape puts it back).",
+    "play.putBack": "{card} put back.",
+    "play.moved": "{move}",
+    "play.notYours": "This game belongs to someone else: watching it instead.",
+    "play.hint.confirm": "A hint makes this game assisted: it will be ranked only with other assisted games. Ask anyway?",
+    "play.hint.ask": "Ask for a hint",
+    "play.hint.move": "Hint: {move} (a winning line of {length} moves).",
+    "play.hint.unwinnable": "No winning line from here: undo some moves or deal a new game.",
+    "play.hint.unknown": "The solver could not decide in time. Try again after a move.",
+    "play.hint.over": "The game is over.",
+    "new.title": "New game",
+    "new.rule": "Rule",
+    "new.classic": "Classic (same suit)",
+    "new.relaxed": "Relaxed (mixed suits)",
+    "new.code": "Deal code (optional)",
+    "new.winnable": "Winnable deals only",
+    "new.deal": "Deal",
+    "new.daily": "Today's deal",
+    "new.abandons": "The game in progress will count as abandoned.",
+    "settings.title": "Settings",
+    "settings.double_click": "Double click",
+    "settings.double_click.help": "A double click (double tap) places a card where the server finds room.",
+    "settings.placement_help": "Placement help",
+    "settings.placement_help.help": "Shows where a card can go while you drag it.",
+    "settings.interactive_rules": "Interactive rules",
+    "settings.interactive_rules.help": "Explains which rule a refused move breaks.",
+    "settings.auto_placement": "Auto placement",
+    "settings.auto_placement.help": "Releasing a card anywhere else places it automatically.",
+    "won.title": "You won!",
+    "won.text": "Score {score}, {moves} moves, time {time}.",
+    "won.replay": "Watch the replay",
+    "won.new": "New game",
+    "won.banner": "Won: {score} points in {moves} moves, {time}.",
+    "won.replayLink": "Replay",
+    "abandoned.banner": "This game was abandoned.",
+  },
+  ro: {
+    "play.title": "Joacă",
+    "play.time": "Timp", "play.moves": "Mutări", "play.score": "Scor", "play.code": "Împărțire",
+    "play.new": "Joc nou", "play.undo": "Anulează", "play.hint": "Indiciu", "play.settings": "Setări",
+    "play.watchLink": "Legătură pentru spectatori",
+    "play.table": "Masa de joc",
+    "play.keys": "Taste: Enter ridică o carte și o pune jos, Escape o pune înapoi, F o trimite la fundație, D o așază, săgețile mută între cărți, U anulează, H dă un indiciu, N împarte un joc nou.",
+    "play.refused": "Mutarea nu este permisă.",
+    "play.picked": "{card} ridicată: alege o coloană sau fundația (Escape o pune înapoi).",
+    "play.putBack": "{card} pusă înapoi.",
+    "play.moved": "{move}",
+    "play.notYours": "Jocul este al altcuiva: îl urmărești.",
+    "play.hint.confirm": "Un indiciu face jocul asistat: va fi clasat doar cu alte jocuri asistate. Ceri totuși?",
+    "play.hint.ask": "Cere un indiciu",
+    "play.hint.move": "Indiciu: {move} (o linie câștigătoare de {length} mutări).",
+    "play.hint.unwinnable": "Nu mai există o linie câștigătoare: anulează mutări sau împarte un joc nou.",
+    "play.hint.unknown": "Rezolvitorul nu a decis la timp. Încearcă din nou după o mutare.",
+    "play.hint.over": "Jocul s-a terminat.",
+    "new.title": "Joc nou",
+    "new.rule": "Regula",
+    "new.classic": "Clasic (aceeași culoare)",
+    "new.relaxed": "Relaxat (culori amestecate)",
+    "new.code": "Codul împărțirii (opțional)",
+    "new.winnable": "Doar împărțiri câștigabile",
+    "new.deal": "Împarte",
+    "new.daily": "Împărțirea zilei",
+    "new.abandons": "Jocul în desfășurare va fi socotit abandonat.",
+    "settings.title": "Setări",
+    "settings.double_click": "Dublu clic",
+    "settings.double_click.help": "Un dublu clic așază cartea acolo unde serverul găsește loc.",
+    "settings.placement_help": "Ajutor la plasare",
+    "settings.placement_help.help": "Arată unde poate merge o carte cât timp o tragi.",
+    "settings.interactive_rules": "Reguli interactive",
+    "settings.interactive_rules.help": "Explică ce regulă încalcă o mutare refuzată.",
+    "settings.auto_placement": "Plasare automată",
+    "settings.auto_placement.help": "O carte eliberată în altă parte este așezată automat.",
+    "won.title": "Ai câștigat!",
+    "won.text": "Scor {score}, {moves} mutări, timp {time}.",
+    "won.replay": "Vezi reluarea",
+    "won.new": "Joc nou",
+    "won.banner": "Câștigat: {score} puncte în {moves} mutări, {time}.",
+    "won.replayLink": "Reluare",
+    "abandoned.banner": "Jocul a fost abandonat.",
+  },
+  he: {
+    "play.title": "משחק",
+    "play.time": "זמן", "play.moves": "מהלכים", "play.score": "ניקוד", "play.code": "חלוקה",
+    "play.new": "משחק חדש", "play.undo": "בטל", "play.hint": "רמז", "play.settings": "הגדרות",
+    "play.watchLink": "קישור לצופים",
+    "play.table": "שולחן הקלפים",
+    "play.keys": "מקשים: Enter מרים קלף ומניח אותו, Escape מחזיר אותו, F שולח קלף ליסוד, D מניח אותו, החצים עוברים בין קלפים, U מבטל, H נותן רמז, N מחלק משחק חדש.",
+    "play.refused": "המהלך אינו מותר.",
+    "play.picked": "{card} הורם: בחרו טור או יסוד (Escape מחזיר אותו).",
+    "play.putBack": "{card} הוחזר.",
+    "play.moved": "{move}",
+    "play.notYours": "המשחק שייך למישהו אחר: צופים בו.",
+    "play.hint.confirm": "רמז הופך את המשחק למשחק בסיוע: הוא ידורג רק עם משחקים בסיוע. לבקש בכל זאת?",
+    "play.hint.ask": "בקש רמז",
+    "play.hint.move": "רמז: {move} (קו ניצחון של {length} מהלכים).",
+    "play.hint.unwinnable": "אין מכאן קו ניצחון: בטלו מהלכים או חלקו משחק חדש.",
+    "play.hint.unknown": "הפותר לא הכריע בזמן. נסו שוב אחרי מהלך.",
+    "play.hint.over": "המשחק הסתיים.",
+    "new.title": "משחק חדש",
+    "new.rule": "חוק",
+    "new.classic": "קלאסי (אותה משפחה)",
+    "new.relaxed": "מקל (משפחות מעורבות)",
+    "new.code": "קוד חלוקה (לא חובה)",
+    "new.winnable": "רק חלוקות פתירות",
+    "new.deal": "חלק",
+    "new.daily": "החלוקה היומית",
+    "new.abandons": "המשחק הנוכחי ייחשב כנטוש.",
+    "settings.title": "הגדרות",
+    "settings.double_click": "לחיצה כפולה",
+    "settings.double_click.help": "לחיצה כפולה מניחה קלף היכן שהשרת מוצא מקום.",
+    "settings.placement_help": "עזרה בהנחה",
+    "settings.placement_help.help": "מראה לאן קלף יכול ללכת בזמן הגרירה.",
+    "settings.interactive_rules": "חוקים אינטראקטיביים",
+    "settings.interactive_rules.help": "מסביר איזה חוק מהלך שנדחה מפר.",
+    "settings.auto_placement": "הנחה אוטומטית",
+    "settings.auto_placement.help": "קלף שמשוחרר במקום אחר מונח אוטומטית.",
+    "won.title": "ניצחת!",
+    "won.text": "ניקוד {score}, {moves} מהלכים, זמן {time}.",
+    "won.replay": "צפו בהילוך החוזר",
+    "won.new": "משחק חדש",
+    "won.banner": "ניצחון: {score} נקודות ב־{moves} מהלכים, {time}.",
+    "won.replayLink": "הילוך חוזר",
+    "abandoned.banner": "המשחק ננטש.",
+  },
+});
+
+export async function mount(root, params) {
+  const view = new PlayView(root);
+  await view.start(params.id || null);
+  return () => view.leave();
+}
+
+class PlayView {
+  constructor(root) {
+    this.root = root;
+    this.game = null;
+    this.me = null;
+    this.settings = { ...DEFAULTS };
+    this.queue = Promise.resolve();
+    this.selected = null;
+    this.targets = [];
+    this.hint = null;
+    this.press = null;
+    this.drag = null;
+    this.lastClick = null;
+    this.pendingTap = null;
+    this.receivedAt = performance.now();
+    this.announcedWin = null;
+    this.listeners = [];
+  }
+
+  // --- set-up ------------------------------------------------------------------------------
+
+  async start(id) {
+    document.title = `${t("play.title")} · ${t("brand")}`;
+    this.build();
+    this.me = await ensurePlayer();
+    try {
+      await this.loadSettings();
+    } catch (error) {
+      if (error.status !== 401) throw error;
+      forget(); // the server no longer knows this browser's token: sign up again
+      this.me = await ensurePlayer();
+      await this.loadSettings();
+    }
+    await this.open(id);
+    this.listen(this.table, "pointerdown", (event) => this.pointerDown(event));
+    this.listen(window, "pointermove", (event) => this.pointerMove(event));
+    this.listen(window, "pointerup", (event) => this.pointerUp(event));
+    this.listen(window, "pointercancel", () => this.cancelPress());
+    this.listen(this.table, "keydown", (event) => this.tableKey(event));
+    this.listen(document, "keydown", (event) => this.globalKey(event));
+    this.listen(this.table, "contextmenu", (event) => event.preventDefault());
+    this.clock = setInterval(() => this.tick(), 1000);
+  }
+
+  leave() {
+    clearInterval(this.clock);
+    this.cancelTap();
+    this.endDrag();
+    for (const [target, type, handler] of this.listeners) target.removeEventListener(type, handler);
+    this.listeners = [];
+  }
+
+  listen(target, type, handler) {
+    target.addEventListener(type, handler);
+    this.listeners.push([target, type, handler]);
+  }
+
+  build() {
+    const figure = (key, id) => el("div", { class: "figure" },
+      el("dt", { text: t(key) }), el("dd", { id, text: "—" }));
+    this.bar = el("div", { class: "game-bar" },
+      el("dl", { class: "figures" },
+        figure("play.time", "game-time"), figure("play.moves", "game-moves"),
+        figure("play.score", "game-score"), figure("play.code", "game-code")),
+      el("div", { class: "controls" },
+        el("button", { type: "button", id: "new-game", text: t("play.new"),
+          "aria-keyshortcuts": "N", onclick: () => this.newGame() }),
+        el("button", { type: "button", id: "undo", text: t("play.undo"),
+          "aria-keyshortcuts": "U", onclick: () => this.undo() }),
+        el("button", { type: "button", id: "hint", text: t("play.hint"),
+          "aria-keyshortcuts": "H", onclick: () => this.askHint() }),
+        el("button", { type: "button", id: "settings", text: t("play.settings"),
+          onclick: () => this.openSettings() })));
+    this.message = el("p", { id: "message", class: "message", role: "status",
+      "aria-live": "polite" });
+    this.banner = el("div", { id: "banner", class: "banner", hidden: true });
+    this.table = el("div", { id: "table", class: "table", role: "region",
+      "aria-label": t("play.table"), "aria-describedby": "keys-help" });
+    this.watchLink = el("a", { id: "watch-link", class: "watch-link", text: t("play.watchLink") });
+    this.root.replaceChildren(el("section", { class: "view-play" },
+      this.bar, this.message, this.banner, this.table,
+      el("p", { id: "keys-help", class: "keys-help", text: t("play.keys") }),
+      el("p", { class: "footer-links" }, this.watchLink)));
+  }
+
+  async loadSettings() {
+    const stored = await get(`/players/${this.me.id}/settings`);
+    for (const name of SETTINGS) this.settings[name] = stored[name];
+  }
+
+  // Opens game `id` (or the one in play in this browser, or deals a new one).
+  async open(id) {
+    const wanted = id || localStorage.getItem(CURRENT);
+    if (wanted) {
+      try {
+        const game = await get(`/games/${wanted}`);
+        if (game.player.id !== this.me.id) {
+          if (id) {
+            toast(t("play.notYours"));
+            location.hash = `#/watch/${id}`;
+            return;
+          }
+        } else if (id || game.status === "active") {
+          this.show(game);
+          return;
+        }
+      } catch (error) {
+        if (id) throw error;
+      }
+    }
+    this.show(await post("/games", { rule: "classic" }));
+  }
+
+  // --- drawing -----------------------------------------------------------------------------
+
+  show(game, move = null) {
+    const changed = !this.game || this.game.id !== game.id;
+    this.game = game;
+    this.receivedAt = performance.now();
+    if (changed) {
+      localStorage.setItem(CURRENT, game.id);
+      if (location.hash !== `#/play/${game.id}`) history.replaceState(null, "", `#/play/${game.id}`);
+      this.selected = null;
+      this.targets = [];
+    }
+    this.hint = null;
+    this.draw();
+    if (move) this.say(t("play.moved", { move: moveText(move) }));
+    if (game.status === "won" && this.announcedWin !== game.id) {
+      this.announcedWin = game.id;
+      if (move) this.celebrate();
+    }
+  }
+
+  draw() {
+    const game = this.game;
+    const active = game.status === "active";
+    renderBoard(this.table, game, {
+      interactive: active, targets: this.targets, selected: this.selected, hint: this.hint,
+    });
+    this.table.dataset.version = String(game.version);
+    this.table.dataset.status = game.status;
+    this.root.querySelector("#game-moves").textContent = String(game.moves);
+    this.root.querySelector("#game-score").textContent = String(game.score);
+    const code = this.root.querySelector("#game-code");
+    code.textContent = game.code;
+    code.title = t(`rule.${game.rule}`);
+    this.tick();
+    this.root.querySelector("#undo").disabled = !active || game.undo_available === 0;
+    this.root.querySelector("#hint").disabled = !active;
+    this.watchLink.href = `#/watch/${game.id}`;
+    this.banner.hidden = active;
+    if (game.status === "won") {
+      this.banner.replaceChildren(
+        el("span", { text: t("won.banner", { score: game.score, moves: game.moves,
+          time: formatTime(game.elapsed_ms) }) }), " ",
+        el("a", { href: `#/replay/${game.id}`, text: t("won.replayLink") }));
+    } else if (game.status === "abandoned") {
+      this.banner.replaceChildren(el("span", { text: t("abandoned.banner") }));
+    }
+  }
+
+  tick() {
+    if (!this.game) return;
+    let ms = this.game.elapsed_ms;
+    if (this.game.status === "active" && this.game.moves > 0) {
+      ms += performance.now() - this.receivedAt;
+    }
+    this.root.querySelector("#game-time").textContent = formatTime(ms);
+  }
+
+  say(text, kind = "info") {
+    this.message.textContent = text;
+    this.message.dataset.kind = kind;
+  }
+
+  // --- actions -----------------------------------------------------------------------------
+
+  // Sends one action; actions go one after another, in the order the player made them.
+  act(body) {
+    const game = this.game;
+    if (!game || game.status !== "active") return this.queue;
+    const key = newKey();
+    this.queue = this.queue.then(async () => {
+      try {
+        const answer = await post(`/games/${game.id}/moves`, body, { key });
+        if (this.game && this.game.id === answer.game.id) this.show(answer.game, answer.move);
+      } catch (error) {
+        this.refused(error, body.card);
+      }
+    });
+    return this.queue;
+  }
+
+  refused(error, card) {
+    const problem = error.problem || {};
+    if (error.status === 422 && problem.type === "/problems/illegal-move") {
+      this.say(this.settings.interactive_rules ? problem.detail : t("play.refused"), "refusal");
+      this.draw();
+      if (card) {
+        const node = this.table.querySelector(`[data-card="${card}"]`);
+        if (node) node.classList.add("refused");
+      }
+      return;
+    }
+    this.say(problemText(error), "error");
+    this.reload();
+  }
+
+  async reload() {
+    try {
+      this.show(await get(`/games/${this.game.id}`));
+    } catch {
+      // the message already says what went wrong
+    }
+  }
+
+  undo() {
+    this.select(null);
+    return this.act({ action: "undo" });
+  }
+
+  tap(card) {
+    return this.act({ action: "tap", card });
+  }
+
+  doubleTap(card) {
+    return this.act({ action: "double_tap", card });
+  }
+
+  move(card, to) {
+    return this.act({ card, to });
+  }
+
+  async askHint() {
+    if (!this.game || this.game.status !== "active") return;
+    const key = `solitaire.assisted.${this.game.id}`;
+    if (!sessionStorage.getItem(key)) {
+      const yes = await dialog({
+        title: t("play.hint"),
+        body: el("p", { text: t("play.hint.confirm") }),
+        buttons: [{ label: t("play.hint.ask"), value: true, primary: true },
+          { label: t("cancel"), value: false }],
+        id: "hint-confirm",
+      });
+      if (!yes) return;
+      sessionStorage.setItem(key, "1");
+    }
+    try {
+      const answer = await get(`/games/${this.game.id}/hint`);
+      if (answer.status === "winnable") {
+        const [card, place] = answer.move.split("-");
+        this.hint = { card, place };
+        this.draw();
+        this.say(t("play.hint.move", { move: moveText(answer.move), length: answer.line_length }));
+      } else {
+        this.say(t(`play.hint.${answer.status === "game_over" ? "over" : answer.status}`));
+      }
+    } catch (error) {
+      this.say(problemText(error), "error");
+    }
+  }
+
+  // --- placement help and keyboard selection ----------------------------------------------
+
+  async fetchTargets(card) {
+    if (!this.settings.placement_help) return [];
+    try {
+      const answer = await get(`/games/${this.game.id}/targets?card=${card}`);
+      return answer.targets;
+    } catch {
+      return [];
+    }
+  }
+
+  async select(card) {
+    this.selected = card;
+    this.targets = [];
+    this.draw();
+    if (!card) return;
+    this.say(t("play.picked", { card: short(card) }));
+    const targets = await this.fetchTargets(card);
+    if (this.selected === card) {
+      this.targets = targets;
+      this.draw();
+    }
+  }
+
+  // --- pointer: taps, double taps, drag and drop --------------------------------------------
+
+  pointerDown(event) {
+    if (event.button !== 0 || !this.game || this.game.status !== "active") return;
+    const node = event.target.closest("[data-card]");
+    if (!node || !this.table.contains(node) || node.classList.contains("down")) return;
+    const card = node.dataset.card;
+    const from = locate(this.game, card);
+    if (!from) return;
+    event.preventDefault();
+    this.press = { card, from, x: event.clientX, y: event.clientY };
+  }
+
+  pointerMove(event) {
+    const press = this.press;
+    if (!press) return;
+    if (!this.drag) {
+      if (Math.hypot(event.clientX - press.x, event.clientY - press.y) < DRAG_THRESHOLD) return;
+      this.startDrag(press);
+      if (!this.drag) {
+        this.press = null;
+        return;
+      }
+    }
+    this.drag.ghost.style.left = `${event.clientX - this.drag.dx}px`;
+    this.drag.ghost.style.top = `${event.clientY - this.drag.dy}px`;
+  }
+
+  pointerUp(event) {
+    const press = this.press;
+    if (!press) return;
+    this.press = null;
+    if (this.drag) {
+      this.drop();
+      return;
+    }
+    this.clicked(press.card, press.from);
+  }
+
+  cancelPress() {
+    this.press = null;
+    if (this.drag) {
+      this.endDrag();
+      this.draw();
+    }
+  }
+
+  clicked(card, from) {
+    if (this.selected) this.select(null);
+    const now = performance.now();
+    const again = this.lastClick && this.lastClick.card === card
+      && now - this.lastClick.time < DOUBLE_CLICK_MS;
+    if (this.settings.auto_placement) {
+      this.lastClick = null;
+      this.doubleTap(card);
+      return;
+    }
+    if (!this.settings.double_click) {
+      if (from.place !== "f" && from.last) this.tap(card);
+      return;
+    }
+    if (again) {
+      this.cancelTap();
+      this.lastClick = null;
+      this.doubleTap(card);
+      return;
+    }
+    this.flushTap();
+    this.lastClick = { card, time: now };
+    if (from.place !== "f" && from.last) {
+      // a single click is a tap once it is clear that no second click follows
+      const run = () => {
+        this.pendingTap = null;
+        this.lastClick = null;
+        this.tap(card);
+      };
+      this.pendingTap = { run, timer: setTimeout(run, DOUBLE_CLICK_MS) };
+    }
+  }
+
+  // A tap still waiting to see whether a second click follows is sent now.
+  flushTap() {
+    if (!this.pendingTap) return;
+    clearTimeout(this.pendingTap.timer);
+    this.pendingTap.run();
+  }
+
+  cancelTap() {
+    if (this.pendingTap) clearTimeout(this.pendingTap.timer);
+    this.pendingTap = null;
+  }
+
+  startDrag(press) {
+    const { card, from } = press;
+    if (this.selected) this.select(null);
+    const node = from.place === "f"
+      ? this.table.querySelector(`.foundation[data-card="${card}"] .card`)
+      : this.table.querySelector(`.column .card[data-card="${card}"]`);
+    if (!node) return;
+    const rect = node.getBoundingClientRect();
+    const ghost = el("div", { class: "drag-ghost", "aria-hidden": "true" });
+    ghost.style.setProperty("--card-w", `${rect.width}px`);
+    ghost.style.left = `${rect.left}px`;
+    ghost.style.top = `${rect.top}px`;
+    const lifted = [];
+    from.group.forEach((name, index) => {
+      const copy = cardElement(name);
+      copy.style.setProperty("--down", "0");
+      copy.style.setProperty("--up", String(index));
+      ghost.append(copy);
+      const original = from.place === "f"
+        ? this.table.querySelector(`.foundation[data-card="${name}"] .card`)
+        : this.table.querySelector(`.card[data-card="${name}"]`);
+      if (original) {
+        original.classList.add("lifted");
+        lifted.push(original);
+      }
+    });
+    document.body.append(ghost);
+    this.drag = { card, from, ghost, lifted, dx: press.x - rect.left, dy: press.y - rect.top };
+    this.fetchTargets(card).then((targets) => {
+      if (!this.drag || this.drag.card !== card) return;
+      for (const place of targets) {
+        const zone = place === "f"
+          ? this.table.querySelector(`.foundation[data-suit="${card[1]}"]`)
+          : this.table.querySelector(`.column[data-place="${place}"]`);
+        if (zone) zone.classList.add("target");
+      }
+    });
+  }
+
+  // The place under the dragged card: the zone its top card overlaps most.
+  dropPlace() {
+    const base = this.drag.ghost.firstElementChild.getBoundingClientRect();
+    let best = null;
+    let bestArea = 0;
+    for (const zone of this.table.querySelectorAll(".column, .foundation")) {
+      const box = zone.getBoundingClientRect();
+      const width = Math.min(base.right, box.right) - Math.max(base.left, box.left);
+      const height = Math.min(base.bottom, box.bottom) - Math.max(base.top, box.top);
+      const area = width > 0 && height > 0 ? width * height : 0;
+      if (area > bestArea) {
+        bestArea = area;
+        best = zone.dataset.place;
+      }
+    }
+    return best;
+  }
+
+  drop() {
+    const { card, from } = this.drag;
+    const place = this.dropPlace();
+    this.endDrag();
+    this.lastClick = null;
+    if (place && place !== from.place) {
+      this.draw();
+      this.move(card, place);
+    } else if (this.settings.auto_placement) {
+      this.draw();
+      this.doubleTap(card);
+    } else {
+      this.draw();
+    }
+  }
+
+  endDrag() {
+    if (!this.drag) return;
+    this.drag.ghost.remove();
+    for (const node of this.drag.lifted) node.classList.remove("lifted");
+    for (const zone of this.table.querySelectorAll(".target")) zone.classList.remove("target");
+    this.drag = null;
+  }
+
+  // --- keyboard ----------------------------------------------------------------------------
+
+  tableKey(event) {
+    if (!this.game || this.game.status !== "active" || event.altKey || event.metaKey) return;
+    const node = event.target.closest("[data-place]");
+    if (!node) return;
+    const card = node.dataset.card || null;
+    const key = event.key;
+    if (key === "Enter" || key === " ") {
+      event.preventDefault();
+      if (this.selected) {
+        const from = locate(this.game, this.selected);
+        const place = node.dataset.place;
+        const chosen = this.selected;
+        if (card === chosen || !from || place === from.place) {
+          this.select(card === chosen || !card ? null : card);
+          if (card === chosen) this.say(t("play.putBack", { card: short(chosen) }));
+          return;
+        }
+        this.selected = null;
+        this.targets = [];
+        this.move(chosen, place);
+      } else if (card) {
+        this.select(card);
+      }
+    } else if (key === "Escape" && this.selected) {
+      event.preventDefault();
+      const chosen = this.selected;
+      this.select(null);
+      this.say(t("play.putBack", { card: short(chosen) }));
+    } else if ((key === "f" || key === "F") && card && !event.ctrlKey) {
+      event.preventDefault();
+      this.tap(card);
+    } else if ((key === "d" || key === "D") && card && !event.ctrlKey) {
+      event.preventDefault();
+      this.doubleTap(card);
+    } else if (key.startsWith("Arrow")) {
+      event.preventDefault();
+      this.moveFocus(node, key);
+    }
+  }
+
+  // Arrow keys: left and right between columns (and foundations), up and down within one.
+  moveFocus(node, key) {
+    const rtl = document.documentElement.dir === "rtl";
+    const columns = [...this.table.querySelectorAll(".column")];
+    const foundations = [...this.table.querySelectorAll(".foundation")];
+    const stops = (column) => [...column.querySelectorAll(".slot, .card.up")];
+    const inFoundations = node.classList.contains("foundation");
+    let next = null;
+    if (key === "ArrowLeft" || key === "ArrowRight") {
+      const step = (key === "ArrowRight") !== rtl ? 1 : -1;
+      if (inFoundations) {
+        next = foundations[foundations.indexOf(node) + step];
+      } else {
+        const column = columns[columns.indexOf(node.closest(".column")) + step];
+        if (column) next = stops(column).at(-1);
+      }
+    } else if (inFoundations) {
+      if (key === "ArrowDown") next = stops(columns[0]).at(-1);
+    } else {
+      const column = node.closest(".column");
+      const list = stops(column);
+      const index = list.indexOf(node);
+      if (key === "ArrowUp") next = index > 0 ? list[index - 1] : foundations[0];
+      else next = list[index + 1];
+    }
+    if (next) next.focus();
+  }
+
+  globalKey(event) {
+    if (document.querySelector("dialog[open]") || event.altKey) return;
+    const target = event.target;
+    if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement
+      || target instanceof HTMLTextAreaElement) return;
+    const key = event.key.toLowerCase();
+    if ((event.ctrlKey || event.metaKey) && key === "z") {
+      event.preventDefault();
+      this.undo();
+    } else if (event.ctrlKey || event.metaKey) {
+      return;
+    } else if (key === "u") {
+      this.undo();
+    } else if (key === "h") {
+      this.askHint();
+    } else if (key === "n") {
+      event.preventDefault();
+      this.newGame();
+    }
+  }
+
+  // --- dialogs -----------------------------------------------------------------------------
+
+  async newGame() {
+    const rule = this.game ? this.game.rule : "classic";
+    const radio = (value, label) => el("label", { class: "choice" },
+      el("input", { type: "radio", name: "rule", value, checked: value === rule }), t(label));
+    const code = el("input", { id: "deal-code", name: "code", autocomplete: "off",
+      spellcheck: "false", placeholder: "RU1-C-AAAAABB", maxlength: "32" });
+    const winnable = el("input", { id: "winnable", type: "checkbox", name: "winnable" });
+    const problem = el("p", { class: "problem", role: "alert" });
+    const inPlay = this.game && this.game.status === "active" && this.game.moves > 0;
+    const box = el("dialog", { class: "dialog", id: "new-game-dialog",
+      "aria-labelledby": "new-game-title" });
+    const form = el("form", {},
+      el("fieldset", {}, el("legend", { text: t("new.rule") }),
+        radio("classic", "new.classic"), radio("relaxed", "new.relaxed")),
+      el("label", { for: "deal-code", text: t("new.code") }), code,
+      el("label", { class: "choice" }, winnable, t("new.winnable")),
+      inPlay ? el("p", { class: "note", text: t("new.abandons") }) : null,
+      problem,
+      el("div", { class: "actions" },
+        el("button", { type: "submit", class: "primary", id: "deal", text: t("new.deal") }),
+        el("button", { type: "button", id: "daily", text: t("new.daily"),
+          onclick: () => deal({ daily: true, rule: chosenRule() }) }),
+        el("button", { type: "button", text: t("cancel"), onclick: () => box.close() })));
+    const chosenRule = () => form.querySelector("input[name=rule]:checked").value;
+    const deal = async (body) => {
+      problem.textContent = "";
+      try {
+        const game = await post("/games", body);
+        const previous = this.game;
+        box.close();
+        if (previous && previous.status === "active" && previous.moves > 0) {
+          post(`/games/${previous.id}/abandon`).catch(() => {});
+        }
+        this.show(game);
+        this.say("");
+        this.table.querySelector(".card.up")?.focus();
+      } catch (error) {
+        const errors = error.problem && error.problem.errors;
+        problem.textContent = errors && errors.length ? errors[0].message : problemText(error);
+      }
+    };
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const text = code.value.trim();
+      deal(text ? { code: text } : { rule: chosenRule(), winnable: winnable.checked });
+    });
+    box.append(el("h2", { id: "new-game-title", text: t("new.title") }), form);
+    box.addEventListener("close", () => box.remove());
+    document.body.append(box);
+    box.showModal();
+  }
+
+  openSettings() {
+    const box = el("dialog", { class: "dialog", id: "settings-dialog",
+      "aria-labelledby": "settings-title" });
+    const problem = el("p", { class: "problem", role: "alert" });
+    const rows = SETTINGS.map((name) => {
+      const input = el("input", { type: "checkbox", id: `setting-${name}`, name,
+        checked: this.settings[name], "aria-describedby": `setting-${name}-help` });
+      input.addEventListener("change", async () => {
+        problem.textContent = "";
+        const before = this.settings[name];
+        this.settings[name] = input.checked; // takes effect at once; the server keeps it
+        try {
+          const stored = await patch(`/players/${this.me.id}/settings`, { [name]: input.checked });
+          for (const key of SETTINGS) this.settings[key] = stored[key];
+        } catch (error) {
+          this.settings[name] = before;
+          input.checked = before;
+          problem.textContent = problemText(error);
+        }
+      });
+      return el("div", { class: "setting" },
+        el("label", { class: "choice", for: `setting-${name}` }, input, t(`settings.${name}`)),
+        el("p", { class: "help", id: `setting-${name}-help`, text: t(`settings.${name}.help`) }));
+    });
+    box.append(el("h2", { id: "settings-title", text: t("settings.title") }), ...rows, problem,
+      el("div", { class: "actions" },
+        el("button", { type: "button", class: "primary", text: t("close"),
+          onclick: () => box.close() })));
+    box.addEventListener("close", () => box.remove());
+    document.body.append(box);
+    box.showModal();
+  }
+
+  async celebrate() {
+    const game = this.game;
+    const choice = await dialog({
+      title: t("won.title"),
+      body: el("p", { text: t("won.text", { score: game.score, moves: game.moves,
+        time: formatTime(game.elapsed_ms) }) }),
+      buttons: [
+        { label: t("won.replay"), value: "replay", primary: true },
+        { label: t("won.new"), value: "new" },
+        { label: t("close"), value: "close" },
+      ],
+      id: "won-dialog",
+    });
+    if (choice === "replay") location.hash = `#/replay/${game.id}`;
+    else if (choice === "new") this.newGame();
+  }
+}
