@@ -1,0 +1,347 @@
+// #/boards: the leaderboards. The global boards of a rule (by score, time or moves, over a
+// period), the board of one deal (a code), today's daily deal, and the assisted boards.
+// The choices are kept in the address (#/boards?rule=…&by=…), so a board can be shared.
+import { get, query } from "./api.js";
+import { formatTime } from "./cards.js";
+import { define, language, t } from "./i18n.js";
+import { el, problemText } from "./ui.js";
+
+define({
+  en: {
+    "boards.title": "Leaderboards",
+    "boards.controls": "Choose a leaderboard",
+    "boards.rule": "Rule",
+    "boards.by": "Rank by",
+    "boards.by.score": "Score",
+    "boards.by.time": "Time",
+    "boards.by.moves": "Moves",
+    "boards.period": "Period",
+    "boards.period.day": "Today",
+    "boards.period.week": "This week",
+    "boards.period.month": "This month",
+    "boards.period.all": "All time",
+    "boards.daily": "Daily deal",
+    "boards.code": "Deal code",
+    "boards.code.help": "Optional: the board of one deal, e.g. RU1-C-AAAAABB.",
+    "boards.code.invalid":
+      "A deal code looks like RU1-C-AAAAABB: RU1, then C (classic) or R (relaxed), then 7 letters.",
+    "boards.assisted": "Assisted games (a hint was used)",
+    "boards.show": "Show",
+    "boards.caption": "Leaderboard: {rule}, by {by}, {period}",
+    "boards.caption.daily": "Daily deal of {date} ({code}): by {by}, {period}",
+    "boards.caption.code": "Deal {code}: by {by}, {period}",
+    "boards.caption.assisted": "{caption} (assisted games)",
+    "boards.rank": "Rank",
+    "boards.player": "Player",
+    "boards.score": "Score",
+    "boards.time": "Time",
+    "boards.moves": "Moves",
+    "boards.deal": "Deal",
+    "boards.finished": "Finished",
+    "boards.replay": "Replay",
+    "boards.replay.label": "Replay of the game of {name}, rank {rank}",
+    "boards.more": "More",
+    "boards.empty": "No games yet. Play one and it will be here!",
+    "boards.loading": "Loading the leaderboard…",
+  },
+  ro: {
+    "boards.title": "Clasamente",
+    "boards.controls": "Alege un clasament",
+    "boards.rule": "Regula",
+    "boards.by": "Ordonat după",
+    "boards.by.score": "Punctaj",
+    "boards.by.time": "Timp",
+    "boards.by.moves": "Mutări",
+    "boards.period": "Perioada",
+    "boards.period.day": "Azi",
+    "boards.period.week": "Săptămâna aceasta",
+    "boards.period.month": "Luna aceasta",
+    "boards.period.all": "Dintotdeauna",
+    "boards.daily": "Jocul zilei",
+    "boards.code": "Codul împărțirii",
+    "boards.code.help": "Opțional: clasamentul unei singure împărțiri, de ex. RU1-C-AAAAABB.",
+    "boards.code.invalid":
+      "Un cod arată ca RU1-C-AAAAABB: RU1, apoi C (clasic) sau R (relaxat), apoi 7 litere.",
+    "boards.assisted": "Jocuri asistate (cu indiciu)",
+    "boards.show": "Arată",
+    "boards.caption": "Clasament: {rule}, după {by}, {period}",
+    "boards.caption.daily": "Jocul zilei {date} ({code}): după {by}, {period}",
+    "boards.caption.code": "Împărțirea {code}: după {by}, {period}",
+    "boards.caption.assisted": "{caption} (jocuri asistate)",
+    "boards.rank": "Locul",
+    "boards.player": "Jucător",
+    "boards.score": "Punctaj",
+    "boards.time": "Timp",
+    "boards.moves": "Mutări",
+    "boards.deal": "Împărțire",
+    "boards.finished": "Terminat",
+    "boards.replay": "Reluare",
+    "boards.replay.label": "Reluarea jocului lui {name}, locul {rank}",
+    "boards.more": "Mai multe",
+    "boards.empty": "Niciun joc încă. Joacă unul și va apărea aici!",
+    "boards.loading": "Se încarcă clasamentul…",
+  },
+  he: {
+    "boards.title": "טבלאות מובילים",
+    "boards.controls": "בחירת טבלה",
+    "boards.rule": "חוק",
+    "boards.by": "דירוג לפי",
+    "boards.by.score": "ניקוד",
+    "boards.by.time": "זמן",
+    "boards.by.moves": "מהלכים",
+    "boards.period": "תקופה",
+    "boards.period.day": "היום",
+    "boards.period.week": "השבוע",
+    "boards.period.month": "החודש",
+    "boards.period.all": "כל הזמנים",
+    "boards.daily": "חלוקה יומית",
+    "boards.code": "קוד חלוקה",
+    "boards.code.help": "רשות: הטבלה של חלוקה אחת, למשל RU1-C-AAAAABB.",
+    "boards.code.invalid":
+      "קוד חלוקה נראה כמו RU1-C-AAAAABB: ‏RU1, אחריו C (קלאסי) או R (מקל), ואחריו 7 אותיות.",
+    "boards.assisted": "משחקים בעזרת רמז",
+    "boards.show": "הצג",
+    "boards.caption": "טבלת מובילים: {rule}, לפי {by}, {period}",
+    "boards.caption.daily": "החלוקה היומית של {date} ({code}): לפי {by}, {period}",
+    "boards.caption.code": "חלוקה {code}: לפי {by}, {period}",
+    "boards.caption.assisted": "{caption} (משחקים בעזרת רמז)",
+    "boards.rank": "מקום",
+    "boards.player": "שחקן",
+    "boards.score": "ניקוד",
+    "boards.time": "זמן",
+    "boards.moves": "מהלכים",
+    "boards.deal": "חלוקה",
+    "boards.finished": "הסתיים",
+    "boards.replay": "שידור חוזר",
+    "boards.replay.label": "שידור חוזר של המשחק של {name}, מקום {rank}",
+    "boards.more": "עוד",
+    "boards.empty": "אין עדיין משחקים. שחקו אחד והוא יופיע כאן!",
+    "boards.loading": "טוען את הטבלה…",
+  },
+});
+
+const RULES = ["classic", "relaxed"];
+const BY = ["score", "time", "moves"];
+const PERIODS = ["day", "week", "month", "all"];
+const CODE = /^RU1-[CR]-[A-Z]{7}$/; // SPEC 1.8; the server has the last word
+
+// The choices in the address: #/boards?rule=relaxed&by=time&period=week&daily=1&assisted=1
+function choicesFromAddress() {
+  const search = new URLSearchParams(location.hash.split("?")[1] || "");
+  const pick = (name, allowed, fallback) =>
+    allowed.includes(search.get(name)) ? search.get(name) : fallback;
+  return {
+    rule: pick("rule", RULES, "classic"),
+    by: pick("by", BY, "score"),
+    period: pick("period", PERIODS, "all"),
+    daily: search.get("daily") === "1",
+    code: (search.get("code") || "").trim().toUpperCase(),
+    assisted: search.get("assisted") === "1",
+  };
+}
+
+function formatDate(iso) {
+  if (!iso) return "—";
+  try {
+    return new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short" })
+      .format(new Date(iso));
+  } catch {
+    return iso;
+  }
+}
+
+function select(id, label, values, labelOf, chosen) {
+  const control = el("select", { id, name: id.replace("boards-", "") },
+    values.map((value) => el("option", { value, text: labelOf(value) })));
+  control.value = chosen;
+  return el("div", { class: "field" }, el("label", { for: id, text: label }), control);
+}
+
+export async function mount(root) {
+  document.title = `${t("boards.title")} — ${t("brand")}`;
+  const choices = choicesFromAddress();
+  let turn = 0; // answers to an older request are dropped
+  let cursor = null; // `next` of the last page
+  let board = null; // the query of the board shown (without `after`)
+  const dailyCodes = {}; // rule → {date, code}
+
+  const form = el("form", { class: "boards-controls", "aria-labelledby": "boards-controls-title" },
+    el("h3", { id: "boards-controls-title", class: "visually-hidden", text: t("boards.controls") }),
+    select("boards-rule", t("boards.rule"), RULES, (r) => t(`rule.${r}`), choices.rule),
+    select("boards-by", t("boards.by"), BY, (b) => t(`boards.by.${b}`), choices.by),
+    select("boards-period", t("boards.period"), PERIODS, (p) => t(`boards.period.${p}`),
+      choices.period),
+    el("div", { class: "field field-code" },
+      el("label", { for: "boards-code", text: t("boards.code") }),
+      el("input", { id: "boards-code", name: "code", type: "text", value: choices.code,
+        autocomplete: "off", spellcheck: "false", autocapitalize: "characters", maxlength: "32",
+        placeholder: "RU1-C-AAAAABB", "aria-describedby": "boards-code-help" }),
+      el("small", { id: "boards-code-help", class: "help", text: t("boards.code.help") })),
+    el("div", { class: "field field-check" },
+      el("input", { id: "boards-daily", name: "daily", type: "checkbox", checked: choices.daily }),
+      el("label", { for: "boards-daily", text: t("boards.daily") })),
+    el("div", { class: "field field-check" },
+      el("input", { id: "boards-assisted", name: "assisted", type: "checkbox",
+        checked: choices.assisted }),
+      el("label", { for: "boards-assisted", text: t("boards.assisted") })),
+    el("div", { class: "field field-submit" },
+      el("button", { type: "submit", id: "boards-show", text: t("boards.show") })));
+
+  const problem = el("p", { id: "boards-error", class: "problem", role: "alert" });
+  const caption = el("caption", { id: "boards-caption" });
+  const body = el("tbody");
+  const head = el("thead", {}, el("tr", {},
+    ["rank", "player", "score", "time", "moves", "deal", "finished", "replay"].map((key) =>
+      el("th", { scope: "col", class: `col-${key}`, text: t(`boards.${key}`) }))));
+  const table = el("table", { class: "board-table", id: "boards-table" }, caption, head, body);
+  const wrap = el("div", { class: "table-wrap" }, table);
+  const empty = el("p", { id: "boards-empty", class: "empty", hidden: true, text: t("boards.empty") });
+  const more = el("button", { type: "button", id: "boards-more", class: "more", hidden: true,
+    text: t("boards.more") });
+  const status = el("p", { id: "boards-status", class: "visually-hidden", role: "status" });
+
+  root.replaceChildren(el("section", { class: "view-boards", "aria-labelledby": "boards-title" },
+    el("h2", { id: "boards-title", text: t("boards.title") }),
+    form, problem, wrap, empty, more, status));
+
+  const control = (name) => form.querySelector(`#boards-${name}`);
+
+  function read() {
+    return {
+      rule: control("rule").value,
+      by: control("by").value,
+      period: control("period").value,
+      daily: control("daily").checked,
+      code: control("code").value.trim().toUpperCase(),
+      assisted: control("assisted").checked,
+    };
+  }
+
+  function remember(c) {
+    const address = query({
+      rule: c.rule === "classic" ? null : c.rule,
+      by: c.by === "score" ? null : c.by,
+      period: c.period === "all" ? null : c.period,
+      daily: c.daily ? 1 : null,
+      code: c.daily ? null : c.code,
+      assisted: c.assisted ? 1 : null,
+    });
+    history.replaceState(history.state, "", `#/boards${address}`);
+  }
+
+  function syncControls() {
+    const daily = control("daily").checked;
+    control("code").disabled = daily;
+  }
+
+  function row(entry) {
+    const name = entry.player ? entry.player.name : "—";
+    return el("tr", { "data-game": entry.game_id },
+      el("td", { class: "col-rank", "data-label": t("boards.rank"), text: String(entry.rank) }),
+      el("th", { scope: "row", class: "col-player" },
+        entry.player ? el("a", { href: `#/player/${entry.player.id}`, text: name }) : name),
+      el("td", { class: "col-score num", "data-label": t("boards.score"),
+        text: String(entry.score) }),
+      el("td", { class: "col-time num", "data-label": t("boards.time"),
+        text: entry.time_ms === null || entry.time_ms === undefined
+          ? "—" : formatTime(entry.time_ms) }),
+      el("td", { class: "col-moves num", "data-label": t("boards.moves"),
+        text: String(entry.moves) }),
+      el("td", { class: "col-deal code", "data-label": t("boards.deal"), text: entry.code }),
+      el("td", { class: "col-finished", "data-label": t("boards.finished"),
+        text: formatDate(entry.finished_at) }),
+      el("td", { class: "col-replay" },
+        el("a", { href: `#/replay/${entry.game_id}`, class: "replay-link",
+          "aria-label": t("boards.replay.label", { name, rank: entry.rank }),
+          text: t("boards.replay") })));
+  }
+
+  function captionOf(answer, c, daily) {
+    const by = t(`boards.by.${answer.by || c.by}`).toLowerCase();
+    const period = t(`boards.period.${answer.period || c.period}`).toLowerCase();
+    let text;
+    if (daily) text = t("boards.caption.daily", { date: daily.date, code: daily.code, by, period });
+    else if (answer.code) text = t("boards.caption.code", { code: answer.code, by, period });
+    else text = t("boards.caption", { rule: t(`rule.${answer.rule || c.rule}`), by, period });
+    return c.assisted ? t("boards.caption.assisted", { caption: text }) : text;
+  }
+
+  async function load(fresh) {
+    const mine = ++turn;
+    problem.textContent = "";
+    more.disabled = true;
+    table.setAttribute("aria-busy", "true");
+    if (fresh) status.textContent = t("boards.loading");
+    try {
+      let daily = null;
+      if (fresh) {
+        const c = read();
+        const badCode = !c.daily && c.code !== "" && !CODE.test(c.code);
+        control("code").setAttribute("aria-invalid", badCode ? "true" : "false");
+        if (badCode) throw new Error(t("boards.code.invalid"));
+        remember(c);
+        if (c.daily) {
+          dailyCodes[c.rule] = dailyCodes[c.rule] || await get(`/daily${query({ rule: c.rule })}`);
+          daily = dailyCodes[c.rule];
+        }
+        board = {
+          c,
+          daily,
+          params: {
+            rule: c.rule,
+            by: c.by,
+            period: c.period,
+            code: daily ? daily.code : c.code || null,
+            daily: daily ? daily.date : null,
+            assisted: c.assisted ? "true" : null,
+          },
+        };
+      }
+      const answer = await get(`/leaderboards${query({ ...board.params,
+        after: fresh ? null : cursor })}`);
+      if (mine !== turn) return;
+      if (fresh) {
+        body.replaceChildren();
+        caption.textContent = captionOf(answer, board.c, board.daily);
+      }
+      body.append(...answer.entries.map(row));
+      cursor = answer.next;
+      const none = body.children.length === 0;
+      wrap.hidden = none;
+      empty.hidden = !none;
+      more.hidden = cursor === null || cursor === undefined;
+      status.textContent = none ? t("boards.empty") : caption.textContent;
+    } catch (error) {
+      if (mine !== turn) return;
+      problem.textContent = error.problem ? problemText(error) : error.message;
+      status.textContent = "";
+      if (fresh) {
+        body.replaceChildren();
+        wrap.hidden = true;
+        empty.hidden = true;
+        more.hidden = true;
+      }
+    } finally {
+      if (mine === turn) {
+        more.disabled = false;
+        table.removeAttribute("aria-busy");
+      }
+    }
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    load(true);
+  });
+  form.addEventListener("change", (event) => {
+    syncControls();
+    if (event.target.id !== "boards-code") load(true); // a code is shown on Enter or "Show"
+  });
+  more.addEventListener("click", () => load(false));
+
+  syncControls();
+  await load(true);
+  return () => {
+    turn += 1;
+  };
+}

@@ -1,0 +1,298 @@
+// #/watch/ID: a spectator's view of a game, live over the WebSocket (`/api/v1/live`). Every
+// accepted action on the game is pushed here; face-down cards stay hidden. When the connection
+// drops, it reconnects with a growing pause and asks for what it missed (`since`).
+import { get } from "./api.js";
+import { renderBoard } from "./board.js";
+import { formatTime, moveText } from "./cards.js";
+import { define, t } from "./i18n.js";
+import { player } from "./session.js";
+import { el } from "./ui.js";
+
+define({
+  en: {
+    "watch.title": "Watching",
+    "watch.title.of": "Watching {name} play",
+    "watch.player": "Player",
+    "watch.code": "Deal",
+    "watch.rule": "Rule",
+    "watch.status": "Status",
+    "watch.score": "Score",
+    "watch.moves": "Moves",
+    "watch.time": "Time",
+    "watch.last": "Last move",
+    "watch.none": "—",
+    "watch.abandoned.move": "The game was abandoned",
+    "watch.connection": "Connection",
+    "watch.connecting": "Connecting…",
+    "watch.live": "Live",
+    "watch.reconnecting": "Reconnecting…",
+    "watch.reconnecting.in": "Reconnecting in {seconds} s…",
+    "watch.ended": "The game has ended",
+    "watch.closed": "Closed",
+    "watch.board": "The table",
+    "watch.won": "The game is won!",
+    "watch.abandoned": "The game was abandoned.",
+    "watch.replay": "Watch the replay",
+    "watch.unsupported": "This browser cannot open a live connection.",
+  },
+  ro: {
+    "watch.title": "Urmărire",
+    "watch.title.of": "Îl urmărești pe {name}",
+    "watch.player": "Jucător",
+    "watch.code": "Împărțire",
+    "watch.rule": "Regula",
+    "watch.status": "Stare",
+    "watch.score": "Punctaj",
+    "watch.moves": "Mutări",
+    "watch.time": "Timp",
+    "watch.last": "Ultima mutare",
+    "watch.none": "—",
+    "watch.abandoned.move": "Jocul a fost abandonat",
+    "watch.connection": "Conexiune",
+    "watch.connecting": "Se conectează…",
+    "watch.live": "În direct",
+    "watch.reconnecting": "Se reconectează…",
+    "watch.reconnecting.in": "Reconectare în {seconds} s…",
+    "watch.ended": "Jocul s-a încheiat",
+    "watch.closed": "Închis",
+    "watch.board": "Masa",
+    "watch.won": "Jocul este câștigat!",
+    "watch.abandoned": "Jocul a fost abandonat.",
+    "watch.replay": "Vezi reluarea",
+    "watch.unsupported": "Acest browser nu poate deschide o conexiune în direct.",
+  },
+  he: {
+    "watch.title": "צפייה",
+    "watch.title.of": "צפייה במשחק של {name}",
+    "watch.player": "שחקן",
+    "watch.code": "חלוקה",
+    "watch.rule": "חוק",
+    "watch.status": "מצב",
+    "watch.score": "ניקוד",
+    "watch.moves": "מהלכים",
+    "watch.time": "זמן",
+    "watch.last": "המהלך האחרון",
+    "watch.none": "—",
+    "watch.abandoned.move": "המשחק ננטש",
+    "watch.connection": "חיבור",
+    "watch.connecting": "מתחבר…",
+    "watch.live": "בשידור חי",
+    "watch.reconnecting": "מתחבר מחדש…",
+    "watch.reconnecting.in": "מתחבר מחדש בעוד {seconds} שניות…",
+    "watch.ended": "המשחק הסתיים",
+    "watch.closed": "סגור",
+    "watch.board": "השולחן",
+    "watch.won": "המשחק נוצח!",
+    "watch.abandoned": "המשחק ננטש.",
+    "watch.replay": "לשידור החוזר",
+    "watch.unsupported": "הדפדפן הזה לא יכול לפתוח חיבור חי.",
+  },
+});
+
+const PROTOCOL = "solitaire.v1";
+const WATCH_ID = 1;
+const MAX_BACKOFF_MS = 10000;
+
+function info(label, id) {
+  const value = el("dd", { id });
+  return { nodes: el("div", { class: "pair" }, el("dt", { text: label }), value), value };
+}
+
+export function mount(root, params) {
+  const gameId = params.id;
+  document.title = `${t("watch.title")} — ${t("brand")}`;
+
+  const title = el("h2", { id: "watch-title", text: t("watch.title") });
+  const state = el("p", { id: "watch-state", class: "connection", role: "status",
+    "data-state": "connecting", text: t("watch.connecting") });
+  const problem = el("p", { id: "watch-error", class: "problem", role: "alert" });
+  const fields = {
+    player: info(t("watch.player"), "watch-player"),
+    code: info(t("watch.code"), "watch-code"),
+    rule: info(t("watch.rule"), "watch-rule"),
+    status: info(t("watch.status"), "watch-status"),
+    score: info(t("watch.score"), "watch-score"),
+    moves: info(t("watch.moves"), "watch-moves"),
+    time: info(t("watch.time"), "watch-time"),
+  };
+  const details = el("dl", { class: "watch-info" },
+    Object.values(fields).map((field) => field.nodes));
+  const moveOut = el("span", { id: "watch-move", "aria-live": "polite", text: t("watch.none") });
+  const lastMove = el("p", { class: "watch-last" },
+    el("span", { class: "label", text: `${t("watch.last")}: ` }), moveOut);
+  const ended = el("p", { id: "watch-result", class: "notice", hidden: true });
+  const boardRoot = el("div", { class: "watch-board", id: "watch-board", role: "region",
+    "aria-label": t("watch.board") });
+
+  root.replaceChildren(el("section", { class: "view-watch", "aria-labelledby": "watch-title" },
+    el("div", { class: "watch-head" }, title, state),
+    problem, details, lastMove, ended, boardRoot));
+
+  let socket = null;
+  let stopped = false; // closed by us: never reconnect
+  let attempt = 0;
+  let retryTimer = null;
+  let tick = null;
+  let version = null; // the last version seen, for `since`
+  let game = null;
+  let arrived = 0; // performance.now() when `game` arrived
+
+  function setState(name, text) {
+    state.dataset.state = name;
+    state.textContent = text;
+  }
+
+  function showTime() {
+    if (!game) return;
+    let ms = game.elapsed_ms || 0;
+    if (game.status === "active" && game.moves > 0) ms += performance.now() - arrived;
+    fields.time.value.textContent = formatTime(ms);
+  }
+
+  let moveShown = false; // a move from the socket is newer than the one read from the log
+
+  function showMove(move) {
+    moveShown = true;
+    const text = move === null ? t("watch.abandoned.move") : moveText(move);
+    moveOut.textContent = text || t("watch.none");
+    if (move) moveOut.dataset.move = move;
+    else delete moveOut.dataset.move;
+  }
+
+  // The last move before we started watching, from the game's move log.
+  async function fetchLastMove() {
+    try {
+      const log = await get(`/games/${encodeURIComponent(gameId)}/moves`);
+      const last = log.moves[log.moves.length - 1];
+      if (!moveShown && !stopped && last) showMove(last.move);
+    } catch {
+      // the move text is a nicety; the board and the counters are what matter
+    }
+  }
+
+  function show(next) {
+    game = next;
+    arrived = performance.now();
+    const name = game.player ? game.player.name : "—";
+    title.textContent = t("watch.title.of", { name });
+    document.title = `${t("watch.title.of", { name })} — ${t("brand")}`;
+    fields.player.value.replaceChildren(game.player
+      ? el("a", { href: `#/player/${game.player.id}`, text: name }) : name);
+    fields.code.value.textContent = game.code;
+    fields.rule.value.textContent = t(`rule.${game.rule}`);
+    fields.status.value.textContent = t(`status.${game.status}`);
+    fields.status.value.dataset.status = game.status;
+    fields.score.value.textContent = String(game.score);
+    fields.moves.value.textContent = String(game.moves);
+    showTime();
+    renderBoard(boardRoot, game);
+    if (game.status === "active") {
+      ended.hidden = true;
+      ended.replaceChildren();
+    } else {
+      ended.hidden = false;
+      ended.replaceChildren(t(game.status === "won" ? "watch.won" : "watch.abandoned"), " ",
+        el("a", { href: `#/replay/${gameId}`, id: "watch-replay", text: t("watch.replay") }));
+    }
+    clearInterval(tick);
+    tick = null;
+    if (game.status === "active" && game.moves > 0) tick = setInterval(showTime, 1000);
+  }
+
+  function send(message) {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+  }
+
+  function onMessage(event) {
+    let message;
+    try {
+      message = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    if (message.game_id && message.game_id !== gameId) return;
+    switch (message.type) {
+      case "watching":
+      case "resync":
+        attempt = 0;
+        problem.textContent = "";
+        version = message.version;
+        show(message.game);
+        setState("live", t("watch.live"));
+        if (!moveShown && message.version > 0) fetchLastMove();
+        break;
+      case "event":
+        if (typeof message.version === "number") version = message.version;
+        showMove(message.move);
+        if (message.game) show(message.game);
+        break;
+      case "error":
+        problem.textContent = message.problem
+          ? message.problem.detail || message.problem.title : t("watch.closed");
+        if (message.id === WATCH_ID && !game) setState("closed", t("watch.closed"));
+        break;
+      default:
+        break; // authenticated, pong, …
+    }
+  }
+
+  function connect() {
+    retryTimer = null;
+    if (stopped) return;
+    const url = `${location.protocol === "https:" ? "wss://" : "ws://"}${location.host}/api/v1/live`;
+    let ws;
+    try {
+      ws = new WebSocket(url, [PROTOCOL]);
+    } catch {
+      problem.textContent = t("watch.unsupported");
+      return;
+    }
+    socket = ws;
+    setState(attempt ? "reconnecting" : "connecting",
+      t(attempt ? "watch.reconnecting" : "watch.connecting"));
+    ws.addEventListener("open", () => {
+      if (ws !== socket) return;
+      const me = player();
+      if (me && me.token) send({ type: "auth", token: me.token });
+      const watch = { type: "watch", game_id: gameId, id: WATCH_ID };
+      if (version !== null) watch.since = version;
+      send(watch);
+    });
+    ws.addEventListener("message", (event) => {
+      if (ws === socket) onMessage(event);
+    });
+    ws.addEventListener("close", () => {
+      if (ws !== socket || stopped) return;
+      socket = null;
+      if (game && game.status !== "active") {
+        setState("ended", t("watch.ended"));
+        return; // nothing more will happen to a finished game
+      }
+      const wait = Math.min(1000 * 2 ** attempt, MAX_BACKOFF_MS);
+      attempt += 1;
+      setState("reconnecting", t("watch.reconnecting.in", { seconds: Math.round(wait / 1000) }));
+      retryTimer = setTimeout(connect, wait);
+    });
+  }
+
+  if (typeof WebSocket === "undefined") {
+    problem.textContent = t("watch.unsupported");
+  } else {
+    connect();
+  }
+
+  return () => {
+    stopped = true;
+    clearTimeout(retryTimer);
+    clearInterval(tick);
+    if (socket) {
+      const ws = socket;
+      socket = null;
+      if (ws.readyState === WebSocket.CONNECTING) {
+        ws.addEventListener("open", () => ws.close(1000));
+      } else {
+        ws.close(1000);
+      }
+    }
+  };
+}
