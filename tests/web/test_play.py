@@ -1,0 +1,370 @@
+"""The game view in a real Chromium against a real server on SQLite: dealing a code, dragging a
+group, a refused drop and its message, taps, double taps, undo, the keyboard, the settings,
+hints, and whole games of the vectors won through the page and opened as replays."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from server.engine import FOUNDATION, Card, card_text, parse_action, place_text
+from tests.conftest import load_data
+from tests.web.driver import Table, engine_game
+from tests.web.helpers import shot
+
+GAMES = load_data("games.json")["games"]
+CLASSIC = GAMES[0]  # RU1-C-AAAAAFN, won in 87 moves
+
+
+def api(page: Page, table: Table, method: str, path: str, body: Any = None) -> Any:
+    """The same API the page uses, with the page's own player token."""
+    headers = {"Authorization": f"Bearer {table.me['token']}", "Accept-Language": "en"}
+    response = page.request.fetch(
+        table.base + "/api/v1" + path,
+        method=method,
+        headers=headers,
+        data=json.dumps(body) if body is not None else None,
+    )
+    return response.status, response.json()
+
+
+def test_deal_a_code_and_drag_a_group(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    code = CLASSIC["code"]
+    table.deal(code)
+    game = engine_game(code)
+    assert table.tableau() == game.tableau_view()
+    assert table.figure("moves") == "0" and table.figure("score") == "0"
+    # a legal move of a card with other cards on top of it
+    group = next(
+        move
+        for move in game.legal_moves()
+        if move.to != FOUNDATION and game.columns[game.where[move.card]][-1] != move.card
+    )
+    card, place = card_text(group.card), place_text(group.to)
+    source = game.where[group.card]
+    carried = [card_text(c) for c in game.columns[source][game.columns[source].index(group.card) :]]
+    assert len(carried) > 1
+    shot(page, "game-dealt")
+    table.play(f"{card}-{place}")
+    game.play(group)
+    assert table.tableau() == game.tableau_view()
+    assert table.column(group.to + 1)[-len(carried) :] == carried
+    assert table.figure("moves") == "1"
+    assert table.figure("score") == str(game.score)
+    assert "→" in table.message()
+
+
+def illegal_drop(code: str) -> tuple[str, str]:
+    """A face-up card and a column that the card does not fit (same_suit)."""
+    game = engine_game(code)
+    for card in range(52):
+        if game.hidden[card] or game.where[card] == FOUNDATION:
+            continue
+        for to in range(7):
+            if to != game.where[card] and game.refusal(Card(card), to) == "same_suit":
+                return card_text(card), place_text(to)
+    raise AssertionError("no illegal drop in this deal")
+
+
+def refusal(page: Page, table: Table, card: str, place: str, language: str) -> dict[str, Any]:
+    """What the server answers to this move in `language` (the page's player asks)."""
+    response = page.request.fetch(
+        table.base + f"/api/v1/games/{table.game_id}/moves",
+        method="POST",
+        headers={"Authorization": f"Bearer {table.me['token']}", "Accept-Language": language},
+        data=json.dumps({"card": card, "to": place}),
+    )
+    assert response.status == 422
+    problem: dict[str, Any] = response.json()
+    return problem
+
+
+def test_an_illegal_drop_is_refused_with_the_servers_message(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    code = CLASSIC["code"]
+    table.deal(code)
+    before = table.tableau()
+    card, place = illegal_drop(code)
+    english = refusal(page, table, card, place, "en")
+    assert english["rule"] == "same_suit"
+    table.drag(card, place)
+    expect(page.locator("#message")).to_have_text(english["detail"])
+    assert page.get_attribute("#message", "data-kind") == "refusal"
+    assert table.tableau() == before  # the card went back where it was
+    assert table.version == 0 and table.figure("moves") == "0"
+    shot(page, "illegal-move")
+
+    # in Hebrew: right to left, and the server's Hebrew explanation
+    hebrew = refusal(page, table, card, place, "he")
+    assert hebrew["detail"] != english["detail"]
+    table.language("he")
+    assert page.get_attribute("html", "dir") == "rtl"
+    assert page.get_attribute("html", "lang") == "he"
+    table.drag(card, place)
+    expect(page.locator("#message")).to_have_text(hebrew["detail"])
+    shot(page, "illegal-move-hebrew")
+
+    romanian = refusal(page, table, card, place, "ro")
+    table.language("ro")
+    assert page.get_attribute("html", "dir") == "ltr"
+    table.drag(card, place)
+    expect(page.locator("#message")).to_have_text(romanian["detail"])
+    assert table.version == 0
+
+
+def test_without_interactive_rules_a_refusal_is_not_explained(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    code = CLASSIC["code"]
+    table.deal(code)
+    page.click("#settings")
+    box = page.locator("#settings-dialog")
+    for name in ("double_click", "placement_help", "interactive_rules"):
+        expect(box.locator(f"#setting-{name}")).to_be_checked()
+    expect(box.locator("#setting-auto_placement")).not_to_be_checked()
+    box.locator("#setting-interactive_rules").uncheck()
+    shot(page, "settings")
+    box.get_by_role("button").last.click()
+    card, place = illegal_drop(code)
+    table.drag(card, place)
+    expect(page.locator("#message")).to_have_text("That move is not allowed.")
+    # stored per player: the server has it, and a reload shows it
+    status, stored = api(page, table, "GET", f"/players/{table.me['id']}/settings")
+    assert status == 200 and stored["interactive_rules"] is False
+    page.reload()
+    table.wait_view()
+    page.click("#settings")
+    expect(page.locator("#setting-interactive_rules")).not_to_be_checked()
+
+
+def test_tap_sends_a_last_card_home_and_undo_brings_it_back(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    code = CLASSIC["code"]  # its first move is AC-f: the ace of clubs lies last in its column
+    table.deal(code)
+    game = engine_game(code)
+    assert CLASSIC["actions"][0] == "AC-f"
+    before = table.tableau()
+    assert table.is_last("AC")
+    table.click("AC")  # a tap
+    table.wait_version(1)
+    assert table.foundation_counts() == [0, 0, 0, 1]
+    assert page.get_attribute('#table .foundation[data-suit="C"]', "data-card") == "AC"
+    game.play(game.resolve_tap(Card.parse("AC")))
+    assert table.tableau() == game.tableau_view()
+    assert table.figure("score") == "10" and table.figure("moves") == "1"
+    expect(page.locator("#undo")).to_be_enabled()
+    page.click("#undo")
+    table.wait_version(2)
+    assert table.tableau() == before
+    assert table.foundation_counts() == [0, 0, 0, 0]
+    assert table.figure("score") == "0" and table.figure("moves") == "1"  # undo keeps the count
+    expect(page.locator("#undo")).to_be_disabled()
+    # a tap on a card that cannot go home is refused with the server's reason
+    stuck = next(
+        card
+        for card in (table.column(n)[-1] for n in range(1, 8))
+        if card is not None and game.refusal(Card.parse(card), FOUNDATION) is not None
+    )
+    table.click(stuck)
+    expect(page.locator("#message")).to_have_attribute("data-kind", "refusal")
+    assert table.version == 2
+    status, log = api(page, table, "GET", f"/games/{table.game_id}/moves")
+    assert status == 200
+    assert [entry["move"] for entry in log["moves"]] == ["AC-f", "undo"]
+
+
+def test_double_click_places_a_card_by_the_servers_rule(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    code = CLASSIC["code"]
+    table.deal(code)
+    game = engine_game(code)
+    # a card that cannot go home but has a place on the tableau
+    card = next(
+        card
+        for card in range(52)
+        if not game.hidden[card]
+        and game.where[card] != FOUNDATION
+        and game.refusal(Card(card), FOUNDATION) is not None
+        and any(game.refusal(Card(card), to) is None for to in range(7))
+    )
+    expected = game.resolve_double_tap(Card(card))
+    table.click(card_text(card), clicks=2)
+    table.wait_version(1)
+    game.play(expected)
+    assert table.tableau() == game.tableau_view()
+    status, log = api(page, table, "GET", f"/games/{table.game_id}/moves")
+    assert status == 200
+    assert [entry["move"] for entry in log["moves"]] == [str(expected)]
+
+
+def test_placement_help_highlights_the_servers_targets_during_a_drag(
+    page: Page, web_server: Any
+) -> None:
+    table = Table(page, web_server.base).sign_up()
+    code = CLASSIC["code"]
+    table.deal(code)
+    game = engine_game(code)
+    card = next(c for c in range(52) if len(game.targets(Card(c))) >= 1 and not game.hidden[c])
+    text = card_text(card)
+    expected = {place_text(p) for p in game.targets(Card(card))}
+    table.drag(text, "t1" if game.where[card] != 0 else "t2", release=False)
+    page.wait_for_selector("#table .target")
+    highlighted = set(
+        page.eval_on_selector_all(
+            "#table .target",
+            "nodes => nodes.map(n => n.classList.contains('foundation') ? 'f' : n.dataset.place)",
+        )
+    )
+    assert highlighted == expected
+    assert page.locator(".drag-ghost .card").first.get_attribute("data-card") == text
+    shot(page, "placement-help")
+    page.mouse.move(5, 5)
+    page.mouse.up()  # dropped off the table: nothing happens
+    expect(page.locator(".drag-ghost")).to_have_count(0)
+    expect(page.locator("#table .target")).to_have_count(0)
+    assert table.version == 0
+
+
+def test_the_keyboard_alone_plays(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    code = CLASSIC["code"]
+    table.deal(code)
+    game = engine_game(code)
+    # every card has a spoken name; face-down cards say so and never their face
+    assert page.get_attribute('#table .card[data-card="AC"]', "aria-label") == "ace of clubs"
+    downs = page.locator("#table .card.down")
+    assert downs.count() == 21
+    assert downs.first.get_attribute("aria-label") == "face-down card"
+    assert downs.first.get_attribute("data-card") is None
+    for action in CLASSIC["actions"][:6]:
+        table.play(action, how="keys")
+        game.play(parse_action(action))
+        assert table.tableau() == game.tableau_view()
+    table.play("undo", how="keys")
+    game.undo()
+    assert table.tableau() == game.tableau_view()
+    # arrows move between cards; Escape puts a picked-up card back
+    page.locator(
+        "#table .column[data-place='t1'] .card.last, #table .slot[data-place='t1']"
+    ).last.focus()
+    page.keyboard.press("ArrowRight")
+    focused = page.evaluate("document.activeElement.closest('.column').dataset.place")
+    assert focused == "t2"
+    page.keyboard.press("Enter")
+    expect(page.locator("#table .card.selected")).to_have_count(1)
+    page.keyboard.press("Escape")
+    expect(page.locator("#table .card.selected")).to_have_count(0)
+
+
+@pytest.mark.parametrize(
+    ("index", "how"),
+    [(0, "mouse"), (1, "mixed"), (2, "keys")],
+    ids=["clean-mouse", "take-back-drags", "undo-keys"],
+)
+def test_a_whole_game_of_the_vectors_is_won_through_the_page(
+    page: Page, web_server: Any, index: int, how: str
+) -> None:
+    vector = GAMES[index]
+    table = Table(page, web_server.base).sign_up(f"winner{index}")
+    if how == "mouse":
+        # a click taps at once instead of waiting to see whether a second click follows
+        table.setting("double_click", False)
+    table.deal(vector["code"])
+    game = engine_game(vector["code"])
+    for number, action in enumerate(vector["actions"], start=1):
+        table.play(action, how=how)
+        game.play(parse_action(action))
+        if number % 20 == 0:
+            assert table.tableau() == game.tableau_view()
+            assert table.figure("score") == str(game.score)
+    assert table.foundation_counts() == [13, 13, 13, 13]
+    assert table.figure("score") == str(vector["score"])
+    assert table.figure("moves") == str(vector["moves"])
+    won = page.locator("#won-dialog")
+    expect(won).to_be_visible()
+    expect(won).to_contain_text(str(vector["score"]))
+    shot(page, f"won-{index}")
+    status, record = api(page, table, "GET", f"/games/{table.game_id}")
+    assert status == 200
+    assert record["status"] == "won" and record["score"] == vector["score"]
+    # the result offers the replay
+    won.get_by_role("button", name="Watch the replay").click()
+    page.wait_for_url(f"**#/replay/{record['id']}")
+    expect(page.locator("#replay-step")).to_have_text(f"0 / {len(vector['actions'])}")
+    page.click("[data-action=last]")
+    expect(page.locator("#replay-step")).to_have_text(
+        f"{len(vector['actions'])} / {len(vector['actions'])}"
+    )
+    shot(page, f"won-{index}-replay")
+
+
+def test_the_new_game_window(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    first = table.game_id  # a newcomer is dealt a classic game at once
+    assert table.figure("code").startswith("RU1-C-")
+    table.play(next(str(m) for m in engine_game(table.figure("code")).legal_moves()))
+
+    # a code that is not one: the window says why and stays open
+    page.click("#new-game")
+    shot(page, "new-game")
+    page.fill("#deal-code", "RU1-X-HELLO")
+    page.click("#deal")
+    expect(page.locator("#new-game-dialog .problem")).not_to_be_empty()
+    expect(page.locator("#new-game-dialog")).to_be_visible()
+
+    # a relaxed deal that the solver certifies winnable
+    page.fill("#deal-code", "")
+    page.check("#new-game-dialog input[value=relaxed]")
+    page.check("#winnable")
+    page.click("#deal")
+    expect(page.locator("#new-game-dialog")).to_have_count(0)
+    expect(page.locator("#game-code")).to_contain_text("RU1-R-")
+    code = table.figure("code")
+    status, verdict = api(page, table, "GET", f"/deals/{code}/winnable")
+    assert status == 200 and verdict["status"] == "winnable"
+    # the game left with a move in it counts as abandoned
+    status, previous = api(page, table, "GET", f"/games/{first}")
+    assert previous["status"] == "abandoned"
+
+    # today's deal, for the rule chosen in the window
+    page.click("#new-game")
+    page.check("#new-game-dialog input[value=classic]")
+    page.click("#daily")
+    status, daily = api(page, table, "GET", "/daily?rule=classic")
+    expect(page.locator("#game-code")).to_have_text(daily["code"])
+
+
+def test_a_hint_marks_the_next_move_of_a_winning_line(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    table.deal(CLASSIC["code"])
+    page.click("#hint")
+    confirm = page.locator("#hint-confirm")
+    expect(confirm).to_contain_text("assisted")
+    confirm.get_by_role("button", name="Ask for a hint").click()
+    expect(page.locator("#message")).to_contain_text("Hint:", timeout=30_000)
+    status, hint = api(page, table, "GET", f"/games/{table.game_id}/hint")
+    assert status == 200 and hint["status"] == "winnable"
+    card, place = hint["move"].split("-")
+    marked = page.locator("#table .hint-card")
+    expect(marked.first).to_have_attribute("data-card", card)
+    target = "#table .foundation.hint-place" if place == "f" else "#table .column.hint-place"
+    expect(page.locator(target)).to_have_count(1)
+    if place != "f":
+        assert page.get_attribute(target, "data-place") == place
+    shot(page, "hint")
+    table.play(hint["move"])  # the hinted move is legal: the server takes it
+    expect(page.locator("#table .hint-card")).to_have_count(0)
+
+
+def test_on_a_phone_the_table_fits_and_a_tap_plays(phone_page: Page, web_server: Any) -> None:
+    table = Table(phone_page, web_server.base).sign_up("phone")
+    table.deal(CLASSIC["code"])
+    width = phone_page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width}px wide on a 390px screen"
+    table.card("AC").tap()
+    table.wait_version(1)
+    assert table.foundation_counts() == [0, 0, 0, 1]
+    shot(phone_page, "phone-game")
