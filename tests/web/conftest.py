@@ -7,7 +7,8 @@ Debian's Chromium (/usr/bin/chromium) driven by Playwright's sync API, against a
 - `browser` (session): one Chromium for the whole run.
 - `page` (desktop, 1280x900) and `phone_page` (390x844, touch): a fresh context and page each.
   At teardown they fail the test when the page asked any other host than the server for anything
-  (requests and WebSockets), threw an uncaught error, or logged a console error.
+  (requests and WebSockets), threw an uncaught error, logged a console error (except Chromium's
+  note of an API's 4xx refusal, which the page shows), or got a 5xx answer.
 - `shot(page, name)` (tests/web/helpers.py): a full-page screenshot in tests/artifacts/.
 
 Like PostgreSQL in tests/conftest.py, the browser never silently skips in CI: without Chromium

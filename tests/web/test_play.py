@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from server.engine import FOUNDATION, Card, card_text, parse_action, place_text
+from server.engine import FOUNDATION, Card, Game, card_text, parse_action, place_text
 from tests.conftest import load_data
 from tests.web.driver import Table, engine_game
 from tests.web.helpers import shot
@@ -181,15 +181,7 @@ def test_double_click_places_a_card_by_the_servers_rule(page: Page, web_server: 
     code = CLASSIC["code"]
     table.deal(code)
     game = engine_game(code)
-    # a card that cannot go home but has a place on the tableau
-    card = next(
-        card
-        for card in range(52)
-        if not game.hidden[card]
-        and game.where[card] != FOUNDATION
-        and game.refusal(Card(card), FOUNDATION) is not None
-        and any(game.refusal(Card(card), to) is None for to in range(7))
-    )
+    card = placeable(game)
     expected = game.resolve_double_tap(Card(card))
     table.click(card_text(card), clicks=2)
     table.wait_version(1)
@@ -198,6 +190,46 @@ def test_double_click_places_a_card_by_the_servers_rule(page: Page, web_server: 
     status, log = api(page, table, "GET", f"/games/{table.game_id}/moves")
     assert status == 200
     assert [entry["move"] for entry in log["moves"]] == [str(expected)]
+
+
+def placeable(game: Game) -> Card:
+    """A face-up card that cannot go home but has a place on the tableau."""
+    return next(
+        Card(card)
+        for card in range(52)
+        if not game.hidden[card]
+        and game.where[card] != FOUNDATION
+        and game.refusal(Card(card), FOUNDATION) is not None
+        and any(game.refusal(Card(card), to) is None for to in range(7))
+    )
+
+
+def test_auto_placement_places_a_released_card(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    table.setting("auto_placement", True)
+    code = CLASSIC["code"]
+    table.deal(code)
+    game = engine_game(code)
+    # a click (press and release) asks the server to place the card
+    card = placeable(game)
+    expected = [game.resolve_double_tap(card)]
+    game.play(expected[0])
+    table.click(card_text(card))
+    table.wait_version(1)
+    assert table.tableau() == game.tableau_view()
+    # so does a card released where there is no place
+    card = placeable(game)
+    expected.append(game.resolve_double_tap(card))
+    game.play(expected[1])
+    x, y = table.press_card(card_text(card))
+    page.mouse.move(x + 40, y + 40, steps=3)
+    page.mouse.move(5, 5, steps=3)
+    page.mouse.up()
+    table.wait_version(2)
+    assert table.tableau() == game.tableau_view()
+    status, log = api(page, table, "GET", f"/games/{table.game_id}/moves")
+    assert status == 200
+    assert [entry["move"] for entry in log["moves"]] == [str(move) for move in expected]
 
 
 def test_placement_help_highlights_the_servers_targets_during_a_drag(
@@ -368,3 +400,29 @@ def test_on_a_phone_the_table_fits_and_a_tap_plays(phone_page: Page, web_server:
     table.wait_version(1)
     assert table.foundation_counts() == [0, 0, 0, 1]
     shot(phone_page, "phone-game")
+
+
+def test_on_a_phone_a_finger_drags_a_group(phone_page: Page, web_server: Any) -> None:
+    table = Table(phone_page, web_server.base).sign_up("finger")
+    code = CLASSIC["code"]
+    table.deal(code)
+    game = engine_game(code)
+    move = next(m for m in game.legal_moves() if m.to != FOUNDATION)
+    card, place = card_text(move.card), place_text(move.to)
+    box = table.card(card).bounding_box()
+    assert box is not None
+    x0, y0 = box["x"] + box["width"] / 2, box["y"] + 8
+    x1, y1 = table.drop_point(place, card)
+    touch = phone_page.context.new_cdp_session(phone_page)
+    touch.send(
+        "Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x0, "y": y0}]}
+    )
+    for step in range(1, 9):
+        x, y = x0 + (x1 - x0) * step / 8, y0 + (y1 - y0) * step / 8
+        touch.send(
+            "Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]}
+        )
+    touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    table.wait_version(1)
+    game.play(move)
+    assert table.tableau() == game.tableau_view()
