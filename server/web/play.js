@@ -43,6 +43,7 @@ define({
     "play.hint.unwinnable": "No winning line from here: undo some moves or deal a new game.",
     "play.hint.unknown": "The solver could not decide in time. Try again after a move.",
     "play.hint.over": "The game is over.",
+    "play.hint.thinking": "Looking for a winning line…",
     "new.title": "New game",
     "new.rule": "Rule",
     "new.classic": "Classic (same suit)",
@@ -87,6 +88,7 @@ define({
     "play.hint.unwinnable": "Nu mai există o linie câștigătoare: anulează mutări sau împarte un joc nou.",
     "play.hint.unknown": "Rezolvitorul nu a decis la timp. Încearcă din nou după o mutare.",
     "play.hint.over": "Jocul s-a terminat.",
+    "play.hint.thinking": "Se caută o linie câștigătoare…",
     "new.title": "Joc nou",
     "new.rule": "Regula",
     "new.classic": "Clasic (aceeași culoare)",
@@ -131,6 +133,7 @@ define({
     "play.hint.unwinnable": "אין מכאן קו ניצחון: בטלו מהלכים או חלקו משחק חדש.",
     "play.hint.unknown": "הפותר לא הכריע בזמן. נסו שוב אחרי מהלך.",
     "play.hint.over": "המשחק הסתיים.",
+    "play.hint.thinking": "מחפש קו ניצחון…",
     "new.title": "משחק חדש",
     "new.rule": "חוק",
     "new.classic": "קלאסי (אותה משפחה)",
@@ -413,6 +416,7 @@ class PlayView {
       if (!yes) return;
       sessionStorage.setItem(key, "1");
     }
+    this.say(t("play.hint.thinking"));
     try {
       const answer = await get(`/games/${this.game.id}/hint`);
       if (answer.status === "winnable") {

@@ -426,3 +426,36 @@ def test_on_a_phone_a_finger_drags_a_group(phone_page: Page, web_server: Any) ->
     table.wait_version(1)
     game.play(move)
     assert table.tableau() == game.tableau_view()
+
+
+def test_a_spectator_sees_each_move_made_in_the_page(
+    page: Page, phone_page: Page, web_server: Any
+) -> None:
+    table = Table(page, web_server.base).sign_up("player")
+    table.deal(CLASSIC["code"])
+    link = page.get_attribute("#watch-link", "href")
+    assert link == f"#/watch/{table.game_id}"
+    phone_page.goto(web_server.base + "/" + link)
+    expect(phone_page.locator("#watch-state")).to_have_attribute("data-state", "live")
+
+    def spectator_columns() -> list[list[str | None]]:
+        columns: list[list[str | None]] = phone_page.eval_on_selector_all(
+            "#watch-board .column",
+            """columns => columns.map(column => [...column.querySelectorAll('.card')]
+                .map(n => n.classList.contains('down') ? null : n.dataset.card))""",
+        )
+        return columns
+
+    assert spectator_columns() == table.tableau()
+    for action, shown in [
+        ("AC-f", "A♣ → foundation"),
+        ("3D-t3", "3♦ → column 3"),
+        ("undo", "undo"),
+    ]:
+        table.play(action)
+        expect(phone_page.locator("#watch-move")).to_have_text(shown)
+        expect(phone_page.locator("#watch-moves")).to_have_text(table.figure("moves"))
+        assert spectator_columns() == table.tableau()
+    # a spectator sees the table but has nothing to press on it
+    assert phone_page.locator("#watch-board button").count() == 0
+    shot(phone_page, "spectator-phone")
