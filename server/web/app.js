@@ -41,8 +41,14 @@ async function route() {
   try {
     const view = await import(module);
     if (turn !== shown) return;
-    leave = (await view.mount(root, params(path.match(pattern)))) || null;
-    if (turn === shown) root.setAttribute("aria-busy", "false");
+    const cleanup = (await view.mount(root, params(path.match(pattern)))) || null;
+    if (turn !== shown) {
+      // another view was asked for while this one was loading: it has the page now
+      if (cleanup) cleanup();
+      return;
+    }
+    leave = cleanup;
+    root.setAttribute("aria-busy", "false");
   } catch (error) {
     console.warn(error);
     if (turn === shown) {

@@ -37,7 +37,7 @@ export function cardElement(card, { interactive = false, place = null } = {}) {
 export function renderBoard(root, state, options = {}) {
   const { interactive = false, targets = [], selected = null, hint = null } = options;
   const focused = document.activeElement && root.contains(document.activeElement)
-    ? focusKey(document.activeElement) : null;
+    ? focusKeys(document.activeElement) : null;
   const board = make("div", "board");
 
   const foundations = make("div", "foundations", { role: "group", "aria-label": t("place.f") });
@@ -83,6 +83,7 @@ export function renderBoard(root, state, options = {}) {
     if (interactive) {
       slot.type = "button";
       slot.setAttribute("aria-label", t("place.t", { n: index + 1 }));
+      if (column.length) slot.tabIndex = -1; // under the cards: the cards are the stops
     } else {
       slot.setAttribute("aria-hidden", "true");
     }
@@ -111,21 +112,29 @@ export function renderBoard(root, state, options = {}) {
   board.append(foundations, tableau);
   root.replaceChildren(board);
   if (focused) {
-    const again = root.querySelector(focused);
-    if (again) again.focus({ preventScroll: true });
+    const again = focused.map((selector) => root.querySelector(selector)).find(Boolean) || root;
+    again.focus({ preventScroll: true });
   }
 }
 
-// A selector that finds the same control again after the table is drawn anew.
-function focusKey(element) {
-  if (element.dataset.card && element.classList.contains("card")) {
-    return `.card[data-card="${element.dataset.card}"]`;
+// Where the focus goes once the table is drawn anew, best first: the same control (the card
+// where it is now, or the foundation it went to), else the last control of the column it was
+// in, else the table itself (focusable when it is the play table).
+function focusKeys(element) {
+  const keys = [];
+  const card = element.dataset.card;
+  if (card && element.tagName === "BUTTON" && element.classList.contains("card")) {
+    keys.push(`button.card[data-card="${card}"]`, `.foundation[data-card="${card}"]`);
   }
   if (element.classList.contains("foundation")) {
-    return `.foundation[data-suit="${element.dataset.suit}"]`;
+    keys.push(`.foundation[data-suit="${element.dataset.suit}"]`);
   }
-  if (element.classList.contains("slot")) return `.slot[data-place="${element.dataset.place}"]`;
-  return null;
+  const place = element.dataset.place;
+  if (place && place !== "f") {
+    keys.push(`.column[data-place="${place}"] button.card:last-of-type`,
+      `.column[data-place="${place}"] .slot`);
+  }
+  return keys;
 }
 
 // Which column holds `card`, and is it the last card there?

@@ -4,6 +4,7 @@
 import { get, query } from "./api.js";
 import { formatTime } from "./cards.js";
 import { define, language, t } from "./i18n.js";
+import { player } from "./session.js";
 import { el, problemText } from "./ui.js";
 
 define({
@@ -39,6 +40,7 @@ define({
     "boards.deal": "Deal",
     "boards.finished": "Finished",
     "boards.replay": "Replay",
+    "boards.replay.later": "After today",
     "boards.replay.label": "Replay of the game of {name}, rank {rank}",
     "boards.more": "More",
     "boards.empty": "No games yet. Play one and it will be here!",
@@ -76,6 +78,7 @@ define({
     "boards.deal": "Împărțire",
     "boards.finished": "Terminat",
     "boards.replay": "Reluare",
+    "boards.replay.later": "După ziua de azi",
     "boards.replay.label": "Reluarea jocului lui {name}, locul {rank}",
     "boards.more": "Mai multe",
     "boards.empty": "Niciun joc încă. Joacă unul și va apărea aici!",
@@ -113,6 +116,7 @@ define({
     "boards.deal": "חלוקה",
     "boards.finished": "הסתיים",
     "boards.replay": "שידור חוזר",
+    "boards.replay.later": "אחרי היום",
     "boards.replay.label": "שידור חוזר של המשחק של {name}, מקום {rank}",
     "boards.more": "עוד",
     "boards.empty": "אין עדיין משחקים. שחקו אחד והוא יופיע כאן!",
@@ -234,8 +238,11 @@ export async function mount(root) {
     control("code").disabled = daily;
   }
 
-  function row(entry) {
+  // A daily board is today's: until the day ends (UTC) only a game's own player may see it.
+  function row(entry, today) {
     const name = entry.player ? entry.player.name : "—";
+    const me = player();
+    const hidden = today && !(me && entry.player && entry.player.id === me.id);
     return el("tr", { "data-game": entry.game_id },
       el("td", { class: "col-rank", "data-label": t("boards.rank"), text: String(entry.rank) }),
       el("th", { scope: "row", class: "col-player" },
@@ -250,8 +257,9 @@ export async function mount(root) {
       el("td", { class: "col-deal code", "data-label": t("boards.deal"), text: entry.code }),
       el("td", { class: "col-finished", "data-label": t("boards.finished"),
         text: formatDate(entry.finished_at) }),
-      el("td", { class: "col-replay" },
-        el("a", { href: `#/replay/${entry.game_id}`, class: "replay-link",
+      el("td", { class: "col-replay" }, hidden
+        ? el("span", { class: "replay-later", text: t("boards.replay.later") })
+        : el("a", { href: `#/replay/${entry.game_id}`, class: "replay-link",
           "aria-label": t("boards.replay.label", { name, rank: entry.rank }),
           text: t("boards.replay") })));
   }
@@ -304,7 +312,7 @@ export async function mount(root) {
         body.replaceChildren();
         caption.textContent = captionOf(answer, board.c, board.daily);
       }
-      body.append(...answer.entries.map(row));
+      body.append(...answer.entries.map((entry) => row(entry, board.daily !== null)));
       cursor = answer.next;
       const none = body.children.length === 0;
       wrap.hidden = none;

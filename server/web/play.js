@@ -185,6 +185,7 @@ class PlayView {
     this.receivedAt = performance.now();
     this.announcedWin = null;
     this.listeners = [];
+    this.left = false;
   }
 
   // --- set-up ------------------------------------------------------------------------------
@@ -201,7 +202,9 @@ class PlayView {
       this.me = await ensurePlayer();
       await this.loadSettings();
     }
+    if (this.left) return;
     await this.open(id);
+    if (this.left) return;
     this.listen(this.table, "pointerdown", (event) => this.pointerDown(event));
     this.listen(window, "pointermove", (event) => this.pointerMove(event));
     this.listen(window, "pointerup", (event) => this.pointerUp(event));
@@ -213,6 +216,8 @@ class PlayView {
   }
 
   leave() {
+    this.left = true; // answers still on their way change nothing any more
+    for (const box of document.querySelectorAll("#new-game-dialog, #settings-dialog")) box.close();
     clearInterval(this.clock);
     this.cancelTap();
     this.endDrag();
@@ -244,7 +249,7 @@ class PlayView {
     this.message = el("p", { id: "message", class: "message", role: "status",
       "aria-live": "polite" });
     this.banner = el("div", { id: "banner", class: "banner", hidden: true });
-    this.table = el("div", { id: "table", class: "table", role: "region",
+    this.table = el("div", { id: "table", class: "table", role: "region", tabindex: "-1",
       "aria-label": t("play.table"), "aria-describedby": "keys-help" });
     this.watchLink = el("a", { id: "watch-link", class: "watch-link", text: t("play.watchLink") });
     this.root.replaceChildren(el("section", { class: "view-play" },
@@ -264,6 +269,7 @@ class PlayView {
     if (wanted) {
       try {
         const game = await get(`/games/${wanted}`);
+        if (this.left) return;
         if (game.player.id !== this.me.id) {
           if (id) {
             toast(t("play.notYours"));
@@ -278,12 +284,14 @@ class PlayView {
         if (id) throw error;
       }
     }
-    this.show(await post("/games", { rule: "classic" }));
+    const game = await post("/games", { rule: "classic" });
+    this.show(game);
   }
 
   // --- drawing -----------------------------------------------------------------------------
 
   show(game, move = null) {
+    if (this.left) return;
     const changed = !this.game || this.game.id !== game.id;
     this.game = game;
     this.receivedAt = performance.now();
@@ -294,7 +302,11 @@ class PlayView {
       this.targets = [];
     }
     this.hint = null;
+    const picked = this.selected;
+    if (picked && (game.status !== "active" || !locate(game, picked))) this.selected = null;
+    this.targets = [];
     this.draw();
+    if (this.selected) this.select(this.selected, { quiet: true }); // its places have changed
     if (move) this.say(t("play.moved", { move: moveText(move) }));
     if (game.status === "won" && this.announcedWin !== game.id) {
       this.announcedWin = game.id;
@@ -303,12 +315,14 @@ class PlayView {
   }
 
   draw() {
+    if (this.left) return;
     const game = this.game;
     const active = game.status === "active";
     renderBoard(this.table, game, {
       interactive: active, targets: this.targets, selected: this.selected, hint: this.hint,
     });
     this.table.dataset.version = String(game.version);
+    if (this.drag) this.markDrag();
     this.table.dataset.status = game.status;
     this.root.querySelector("#game-moves").textContent = String(game.moves);
     this.root.querySelector("#game-score").textContent = String(game.score);
@@ -316,8 +330,11 @@ class PlayView {
     code.textContent = game.code;
     code.title = t(`rule.${game.rule}`);
     this.tick();
-    this.root.querySelector("#undo").disabled = !active || game.undo_available === 0;
-    this.root.querySelector("#hint").disabled = !active;
+    for (const [id, off] of [["#undo", !active || game.undo_available === 0], ["#hint", !active]]) {
+      const button = this.root.querySelector(id);
+      if (off && document.activeElement === button) this.table.focus();
+      button.disabled = off;
+    }
     this.watchLink.href = `#/watch/${game.id}`;
     this.banner.hidden = active;
     if (game.status === "won") {
@@ -340,6 +357,7 @@ class PlayView {
   }
 
   say(text, kind = "info") {
+    if (this.left) return;
     this.message.textContent = text;
     this.message.dataset.kind = kind;
   }
@@ -348,21 +366,24 @@ class PlayView {
 
   // Sends one action; actions go one after another, in the order the player made them.
   act(body) {
+    // a click still waiting to see whether it is a double click was made first: it goes first
+    if (this.pendingTap) this.flushTap();
     const game = this.game;
     if (!game || game.status !== "active") return this.queue;
     const key = newKey();
-    this.queue = this.queue.then(async () => {
+    this.queue = this.queue.catch(() => {}).then(async () => {
       try {
         const answer = await post(`/games/${game.id}/moves`, body, { key });
         if (this.game && this.game.id === answer.game.id) this.show(answer.game, answer.move);
       } catch (error) {
-        this.refused(error, body.card);
+        await this.refused(error, body.card);
       }
     });
     return this.queue;
   }
 
-  refused(error, card) {
+  async refused(error, card) {
+    if (this.left) return;
     const problem = error.problem || {};
     if (error.status === 422 && problem.type === "/problems/illegal-move") {
       this.say(this.settings.interactive_rules ? problem.detail : t("play.refused"), "refusal");
@@ -374,7 +395,7 @@ class PlayView {
       return;
     }
     this.say(problemText(error), "error");
-    this.reload();
+    await this.reload();
   }
 
   async reload() {
@@ -417,8 +438,11 @@ class PlayView {
       sessionStorage.setItem(key, "1");
     }
     this.say(t("play.hint.thinking"));
+    await this.queue; // the actions already made come first
+    const { id, version } = this.game;
     try {
-      const answer = await get(`/games/${this.game.id}/hint`);
+      const answer = await get(`/games/${id}/hint`);
+      if (this.left || this.game.id !== id || this.game.version !== version) return;
       if (answer.status === "winnable") {
         const [card, place] = answer.move.split("-");
         this.hint = { card, place };
@@ -444,12 +468,12 @@ class PlayView {
     }
   }
 
-  async select(card) {
+  async select(card, { quiet = false } = {}) {
     this.selected = card;
     this.targets = [];
     this.draw();
     if (!card) return;
-    this.say(t("play.picked", { card: short(card) }));
+    if (!quiet) this.say(t("play.picked", { card: short(card) }));
     const targets = await this.fetchTargets(card);
     if (this.selected === card) {
       this.targets = targets;
@@ -510,7 +534,12 @@ class PlayView {
     const again = this.lastClick && this.lastClick.card === card
       && now - this.lastClick.time < DOUBLE_CLICK_MS;
     if (this.settings.auto_placement) {
-      this.lastClick = null;
+      // every click places the card; the second click of a double click adds nothing
+      if (again) {
+        this.lastClick = null;
+        return;
+      }
+      this.lastClick = { card, time: now };
       this.doubleTap(card);
       return;
     }
@@ -551,6 +580,9 @@ class PlayView {
 
   startDrag(press) {
     const { card, from } = press;
+    if (this.pendingTap && this.lastClick && this.lastClick.card === card) this.cancelTap();
+    else this.flushTap();
+    this.lastClick = null;
     if (this.selected) this.select(null);
     const node = from.place === "f"
       ? this.table.querySelector(`.foundation[data-card="${card}"] .card`)
@@ -561,31 +593,37 @@ class PlayView {
     ghost.style.setProperty("--card-w", `${rect.width}px`);
     ghost.style.left = `${rect.left}px`;
     ghost.style.top = `${rect.top}px`;
-    const lifted = [];
     from.group.forEach((name, index) => {
       const copy = cardElement(name);
       copy.style.setProperty("--down", "0");
       copy.style.setProperty("--up", String(index));
       ghost.append(copy);
-      const original = from.place === "f"
-        ? this.table.querySelector(`.foundation[data-card="${name}"] .card`)
-        : this.table.querySelector(`.card[data-card="${name}"]`);
-      if (original) {
-        original.classList.add("lifted");
-        lifted.push(original);
-      }
     });
     document.body.append(ghost);
-    this.drag = { card, from, ghost, lifted, dx: press.x - rect.left, dy: press.y - rect.top };
+    this.drag = { card, from, ghost, targets: [], dx: press.x - rect.left, dy: press.y - rect.top };
+    this.markDrag();
     this.fetchTargets(card).then((targets) => {
       if (!this.drag || this.drag.card !== card) return;
-      for (const place of targets) {
-        const zone = place === "f"
-          ? this.table.querySelector(`.foundation[data-suit="${card[1]}"]`)
-          : this.table.querySelector(`.column[data-place="${place}"]`);
-        if (zone) zone.classList.add("target");
-      }
+      this.drag.targets = targets;
+      this.markDrag();
     });
+  }
+
+  // Hides the dragged cards in the table and lights the places they may go.
+  markDrag() {
+    const { card, from, targets } = this.drag;
+    for (const name of from.group) {
+      const original = from.place === "f"
+        ? this.table.querySelector(`.foundation[data-card="${name}"] .card`)
+        : this.table.querySelector(`.column .card[data-card="${name}"]`);
+      if (original) original.classList.add("lifted");
+    }
+    for (const place of targets) {
+      const zone = place === "f"
+        ? this.table.querySelector(`.foundation[data-suit="${card[1]}"]`)
+        : this.table.querySelector(`.column[data-place="${place}"]`);
+      if (zone) zone.classList.add("target");
+    }
   }
 
   // The place under the dragged card: the zone its top card overlaps most.
@@ -625,7 +663,7 @@ class PlayView {
   endDrag() {
     if (!this.drag) return;
     this.drag.ghost.remove();
-    for (const node of this.drag.lifted) node.classList.remove("lifted");
+    for (const node of this.table.querySelectorAll(".lifted")) node.classList.remove("lifted");
     for (const zone of this.table.querySelectorAll(".target")) zone.classList.remove("target");
     this.drag = null;
   }
@@ -637,7 +675,7 @@ class PlayView {
     const node = event.target.closest("[data-place]");
     if (!node) return;
     const card = node.dataset.card || null;
-    const key = event.key;
+    const key = letter(event);
     if (key === "Enter" || key === " ") {
       event.preventDefault();
       if (this.selected) {
@@ -660,10 +698,10 @@ class PlayView {
       const chosen = this.selected;
       this.select(null);
       this.say(t("play.putBack", { card: short(chosen) }));
-    } else if ((key === "f" || key === "F") && card && !event.ctrlKey) {
+    } else if (key === "f" && card && !event.ctrlKey) {
       event.preventDefault();
       this.tap(card);
-    } else if ((key === "d" || key === "D") && card && !event.ctrlKey) {
+    } else if (key === "d" && card && !event.ctrlKey) {
       event.preventDefault();
       this.doubleTap(card);
     } else if (key.startsWith("Arrow")) {
@@ -674,14 +712,15 @@ class PlayView {
 
   // Arrow keys: left and right between columns (and foundations), up and down within one.
   moveFocus(node, key) {
-    const rtl = document.documentElement.dir === "rtl";
+    // the table reads left to right in every language (t1 … t7, SPEC 1.9)
     const columns = [...this.table.querySelectorAll(".column")];
     const foundations = [...this.table.querySelectorAll(".foundation")];
-    const stops = (column) => [...column.querySelectorAll(".slot, .card.up")];
+    const stops = (column) => [...column.querySelectorAll(".card.up")].concat(
+      column.querySelector(".card") ? [] : [column.querySelector(".slot")]);
     const inFoundations = node.classList.contains("foundation");
     let next = null;
     if (key === "ArrowLeft" || key === "ArrowRight") {
-      const step = (key === "ArrowRight") !== rtl ? 1 : -1;
+      const step = key === "ArrowRight" ? 1 : -1;
       if (inFoundations) {
         next = foundations[foundations.indexOf(node) + step];
       } else {
@@ -705,7 +744,7 @@ class PlayView {
     const target = event.target;
     if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement
       || target instanceof HTMLTextAreaElement) return;
-    const key = event.key.toLowerCase();
+    const key = letter(event);
     if ((event.ctrlKey || event.metaKey) && key === "z") {
       event.preventDefault();
       this.undo();
@@ -748,6 +787,8 @@ class PlayView {
         el("button", { type: "button", text: t("cancel"), onclick: () => box.close() })));
     const chosenRule = () => form.querySelector("input[name=rule]:checked").value;
     const deal = async (body) => {
+      if (box.dataset.busy) return; // one game per press, however often it is pressed
+      box.dataset.busy = "1";
       problem.textContent = "";
       try {
         const game = await post("/games", body);
@@ -762,6 +803,8 @@ class PlayView {
       } catch (error) {
         const errors = error.problem && error.problem.errors;
         problem.textContent = errors && errors.length ? errors[0].message : problemText(error);
+      } finally {
+        delete box.dataset.busy;
       }
     };
     form.addEventListener("submit", (event) => {
@@ -824,4 +867,11 @@ class PlayView {
     if (choice === "replay") location.hash = `#/replay/${game.id}`;
     else if (choice === "new") this.newGame();
   }
+}
+
+// The letter of a key by its place on the keyboard (so that U, H, N, F, D and Ctrl+Z work with
+// a Hebrew or any other layout), else the key itself, in lower case.
+function letter(event) {
+  if (/^Key[A-Z]$/.test(event.code || "")) return event.code.slice(3).toLowerCase();
+  return event.key.length === 1 ? event.key.toLowerCase() : event.key;
 }

@@ -299,8 +299,12 @@ export async function mount(root, params) {
   const verifyOut = el("p", { id: "replay-verify", class: "verify", role: "status" });
   const verifyProblem = el("p", { id: "replay-verify-error", class: "problem", role: "alert" });
   const announce = el("p", { class: "visually-hidden", role: "status", id: "replay-announce" });
-  const download = el("a", { href: `/api/v1/games/${encodeURIComponent(id)}/replay`,
-    download: `replay-${doc.code}.json`, id: "replay-download", text: t("replay.download") });
+  // The document already loaded (with this player's token, so that the player's own daily game
+  // downloads on its day too, when the public address still answers 403).
+  const file = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)],
+    { type: "application/json" }));
+  const download = el("a", { href: file, download: `replay-${doc.code}.json`,
+    id: "replay-download", text: t("replay.download") });
 
   section.append(
     el("div", { class: "replay-controls", role: "group", "aria-label": t("replay.controls") },
@@ -435,5 +439,6 @@ export async function mount(root, params) {
     clearInterval(timer);
     timer = null;
     document.removeEventListener("keydown", onKey);
+    URL.revokeObjectURL(file);
   };
 }

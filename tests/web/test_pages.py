@@ -9,6 +9,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -340,9 +341,13 @@ def test_replay_viewer_steps_through_a_whole_game(
     expect(verdict).to_contain_text("Valid")
     expect(verdict).to_contain_text("625 points, 87 moves")
 
-    download = page.locator("#replay-download")
-    assert download.get_attribute("href") == f"/api/v1/games/{game_id}/replay"
-    assert download.get_attribute("download") == f"replay-{CLEAN['code']}.json"
+    # The download is the server's replay document.
+    with page.expect_download() as downloading:
+        page.click("#replay-download")
+    saved = downloading.value
+    assert saved.suggested_filename == f"replay-{CLEAN['code']}.json"
+    served = page.request.get(f"{web_server.base}/api/v1/games/{game_id}/replay").json()
+    assert json.loads(Path(saved.path()).read_text(encoding="utf-8")) == served
     page.click("[data-action=last]")
     shot(page, "replay")
 

@@ -227,6 +227,15 @@ def test_auto_placement_places_a_released_card(page: Page, web_server: Any) -> N
     page.mouse.up()
     table.wait_version(2)
     assert table.tableau() == game.tableau_view()
+    # a double click places the card once, not once per click
+    card = placeable(game)
+    expected.append(game.resolve_double_tap(card))
+    game.play(expected[2])
+    table.click(card_text(card), clicks=2)
+    table.wait_version(3)
+    page.wait_for_timeout(500)
+    assert table.version == 3
+    assert table.tableau() == game.tableau_view()
     status, log = api(page, table, "GET", f"/games/{table.game_id}/moves")
     assert status == 200
     assert [entry["move"] for entry in log["moves"]] == [str(move) for move in expected]
@@ -459,3 +468,35 @@ def test_a_spectator_sees_each_move_made_in_the_page(
     # a spectator sees the table but has nothing to press on it
     assert phone_page.locator("#watch-board button").count() == 0
     shot(phone_page, "spectator-phone")
+
+
+def test_quick_hands_keep_their_order_and_the_focus(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    table.deal(CLASSIC["code"])
+    # a click taps only once it is clear that no second click follows; an undo pressed at once
+    # comes after that tap, as the player made them
+    table.click("AC")
+    page.locator("#table").focus()
+    page.keyboard.press("u")
+    table.wait_version(2)
+    status, log = api(page, table, "GET", f"/games/{table.game_id}/moves")
+    assert status == 200
+    assert [entry["move"] for entry in log["moves"]] == ["AC-f", "undo"]
+    # F sends the focused card home; the focus follows it to its foundation
+    table.key("AC", "f")
+    table.wait_version(3)
+    assert page.evaluate("document.activeElement.dataset.suit") == "C"
+    # the shortcuts go by the key's place, so they work with a Hebrew keyboard too
+    vav = "\u05d5"  # the letter on the U key of a Hebrew keyboard
+    page.dispatch_event("#table", "keydown", {"key": vav, "code": "KeyU", "bubbles": True})
+    table.wait_version(4)
+    assert table.foundation_counts() == [0, 0, 0, 0]
+    assert page.evaluate("document.activeElement.dataset.suit") == "C"  # still there, empty
+    # the Undo button turns itself off when nothing is left to undo: the focus goes to the table
+    table.key("AC", "f")
+    table.wait_version(5)
+    page.focus("#undo")
+    page.keyboard.press("Enter")
+    table.wait_version(6)
+    expect(page.locator("#undo")).to_be_disabled()
+    assert page.evaluate("document.activeElement.id") == "table"
