@@ -1,0 +1,73 @@
+"""An accessibility audit of every screen of the web client with axe-core (the copy that the
+axe-playwright-python package carries; nothing is fetched): no violation of impact "serious" or
+"critical" on the WCAG 2 A/AA rules, in English and in Hebrew (right to left)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.conftest import load_data
+from tests.web.client import as_player, new_game, play, sign_up
+from tests.web.driver import Table
+
+if TYPE_CHECKING:
+    from tests.web.conftest import WebServer
+
+CLASSIC = load_data("games.json")["games"][0]
+RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
+
+
+def audit(page: Page, screen: str) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page, options=RULES)
+    violations = [
+        f"{rule['id']} ({rule['impact']}): {rule['help']} at "
+        + ", ".join(str(node["target"]) for node in rule["nodes"][:5])
+        for rule in results.response["violations"]
+        if rule["impact"] in ("serious", "critical")
+    ]
+    assert not violations, f"{screen}:\n  " + "\n  ".join(violations)
+
+
+@pytest.fixture(scope="module")
+def won(web_server: WebServer) -> dict[str, Any]:
+    player = sign_up(web_server, "Audit")
+    game = new_game(web_server, player, CLASSIC["code"])
+    play(web_server, player["token"], game, CLASSIC["actions"])
+    active = new_game(web_server, player, CLASSIC["code"])
+    play(web_server, player["token"], active, CLASSIC["actions"][:3])
+    return {"player": player, "won": game, "active": active}
+
+
+@pytest.mark.parametrize("language", ["en", "he"])
+def test_every_screen_passes_an_accessibility_audit(
+    page: Page, web_server: WebServer, won: dict[str, Any], language: str
+) -> None:
+    as_player(page, won["player"], language)
+    table = Table(page, web_server.base)
+    page.goto(web_server.url(f"/#/play/{won['active']}"))
+    table.wait_view()
+    audit(page, "play")
+    table.key(CLASSIC["actions"][3].split("-")[0], "Enter")  # a card picked up
+    page.wait_for_selector("#table .card.selected")
+    audit(page, "play, a card picked up")
+    page.keyboard.press("Escape")
+    for opener, box in [("#new-game", "#new-game-dialog"), ("#settings", "#settings-dialog")]:
+        page.click(opener)
+        page.wait_for_selector(box)
+        audit(page, box)
+        page.keyboard.press("Escape")
+        page.wait_for_selector(box, state="detached")
+    for screen, ready in [
+        (f"#/replay/{won['won']}", "#replay-step"),
+        (f"#/watch/{won['active']}", '#watch-state[data-state="live"]'),
+        ("#/boards", ".view-boards"),
+        (f"#/player/{won['player']['id']}", ".stats-table"),
+    ]:
+        page.goto(web_server.url("/" + screen))
+        page.wait_for_selector(f'#view[aria-busy="false"] {ready}')
+        audit(page, screen)
