@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 from pathlib import Path
 
 from aiohttp import web
@@ -23,7 +24,6 @@ TYPES = {
     ".js": "text/javascript",
     ".css": "text/css",
     ".svg": "image/svg+xml",
-    ".json": "application/json",
 }
 # The page may load and connect to its own origin only: no other host is ever asked for anything.
 POLICY = (
@@ -32,14 +32,17 @@ POLICY = (
 )
 
 
+# A file name the client can have: a plain name, nothing the file system could read otherwise.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}\.(?:html|js|css|svg)")
+
+
 async def send_file(request: web.Request, name: str) -> web.Response:
-    path = FOLDER / name
-    content_type = TYPES.get(path.suffix)
-    if content_type is None or name.startswith(".") or "/" in name or "\\" in name:
+    if not NAME.fullmatch(name):
         raise not_found(name)
+    path = FOLDER / name
     try:
-        body = await asyncio.to_thread(path.read_bytes)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as error:
+        body = await asyncio.to_thread(read_regular_file, path)
+    except OSError as error:
         raise not_found(name) from error
     etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
     headers = {
@@ -49,9 +52,26 @@ async def send_file(request: web.Request, name: str) -> web.Response:
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
     }
-    if etag in request.headers.get("If-None-Match", ""):
+    if matches(request.headers.get("If-None-Match"), etag):
         return web.Response(status=304, headers=headers)
-    return web.Response(body=body, content_type=content_type, charset="utf-8", headers=headers)
+    return web.Response(
+        body=body, content_type=TYPES[path.suffix], charset="utf-8", headers=headers
+    )
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of a regular file of the folder (not a link, not a folder)."""
+    if path.is_symlink() or not path.is_file():
+        raise FileNotFoundError(path)
+    return path.read_bytes()
+
+
+def matches(if_none_match: str | None, etag: str) -> bool:
+    """RFC 9110 13.1.2: `*`, or a list of entity tags compared weakly."""
+    if if_none_match is None:
+        return False
+    tags = [tag.strip() for tag in if_none_match.split(",")]
+    return any(tag == "*" or tag.removeprefix("W/") == etag for tag in tags)
 
 
 def not_found(name: str) -> Problem:

@@ -9,6 +9,8 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
+from server.api.client import NAME
+
 WEB = Path(__file__).resolve().parents[2] / "server" / "web"
 
 
@@ -34,9 +36,12 @@ async def test_files_come_with_their_type_and_an_etag(client: TestClient[Any, An
         assert response.content_type == content_type
         assert await response.read() == (WEB / name).read_bytes()
         etag = response.headers["ETag"]
-        again = await client.get(f"/web/{name}", headers={"If-None-Match": etag})
-        assert again.status == 304
-        assert await again.read() == b""
+        for tags in (etag, f'"other", W/{etag}', "*"):
+            again = await client.get(f"/web/{name}", headers={"If-None-Match": tags})
+            assert again.status == 304, tags
+            assert await again.read() == b""
+        changed = await client.get(f"/web/{name}", headers={"If-None-Match": f'x{etag}"'})
+        assert changed.status == 200
 
 
 async def test_nothing_outside_the_folder_is_served(client: TestClient[Any, Any]) -> None:
@@ -48,10 +53,19 @@ async def test_nothing_outside_the_folder_is_served(client: TestClient[Any, Any]
         "/web/README.md",
         "/web/",
         "/web/sub/app.js",
+        "/web/%00.js",
+        "/web/a%00b.js",
+        "/web/" + "a" * 300 + ".js",
+        "/web/app.py",
     ]:
         response = await client.get(path)
         assert response.status == 404, path
         assert response.content_type == "application/problem+json", path
+
+
+def test_every_file_of_the_client_has_a_name_the_server_serves() -> None:
+    for path in WEB.iterdir():
+        assert NAME.fullmatch(path.name), path.name
 
 
 def test_every_file_the_page_loads_is_there() -> None:
