@@ -86,7 +86,8 @@ def validation_errors(exc: ValidationError) -> list[dict[str, str]]:
     errors = []
     for error in exc.errors(include_url=False, include_input=False):
         field = ".".join(str(part) for part in error["loc"]) or "body"
-        message = error["msg"]
+        # a validator's own words, without pydantic's "Value error, " in front of them
+        message = error["msg"].removeprefix("Value error, ")
         ctx = error.get("ctx") or {}
         if isinstance(ctx.get("error"), NotationError):
             message = str(ctx["error"])

@@ -41,7 +41,9 @@ async function route() {
   try {
     const view = await import(module);
     if (turn !== shown) return;
-    const cleanup = (await view.mount(root, params(path.match(pattern)))) || null;
+    // `current` tells a view, after each wait, whether it still has the page
+    const current = () => turn === shown;
+    const cleanup = (await view.mount(root, { ...params(path.match(pattern)), current })) || null;
     if (turn !== shown) {
       // another view was asked for while this one was loading: it has the page now
       if (cleanup) cleanup();
@@ -50,7 +52,7 @@ async function route() {
     leave = cleanup;
     root.setAttribute("aria-busy", "false");
   } catch (error) {
-    console.warn(error);
+    console.error(error);
     if (turn === shown) {
       root.replaceChildren(el("p", { class: "problem", role: "alert",
         text: t("error", { detail: problemText(error) }) }));

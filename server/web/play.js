@@ -23,6 +23,7 @@ const DEFAULTS = {
 const SETTINGS = Object.keys(DEFAULTS);
 const DOUBLE_CLICK_MS = 350;
 const DRAG_THRESHOLD = 6;
+const DIALOGS = "#new-game-dialog, #settings-dialog, #won-dialog, #hint-confirm";
 
 define({
   en: {
@@ -163,14 +164,16 @@ define({
 });
 
 export async function mount(root, params) {
-  const view = new PlayView(root);
+  const view = new PlayView(root, params.current);
   await view.start(params.id || null);
   return () => view.leave();
 }
 
 class PlayView {
-  constructor(root) {
+  constructor(root, current = () => true) {
     this.root = root;
+    this.current = current; // false once another view has the page
+    this.gone = false;
     this.game = null;
     this.me = null;
     this.settings = { ...DEFAULTS };
@@ -185,7 +188,12 @@ class PlayView {
     this.receivedAt = performance.now();
     this.announcedWin = null;
     this.listeners = [];
-    this.left = false;
+  }
+
+  // Left: another view has the page (even while this one is still loading). Answers still on
+  // their way change nothing any more.
+  get left() {
+    return this.gone || !this.current();
   }
 
   // --- set-up ------------------------------------------------------------------------------
@@ -197,8 +205,8 @@ class PlayView {
     try {
       await this.loadSettings();
     } catch (error) {
-      if (error.status !== 401) throw error;
-      forget(); // the server no longer knows this browser's token: sign up again
+      if (![401, 403, 404].includes(error.status)) throw error;
+      forget(); // the server no longer knows this browser's player: sign up again
       this.me = await ensurePlayer();
       await this.loadSettings();
     }
@@ -216,8 +224,8 @@ class PlayView {
   }
 
   leave() {
-    this.left = true; // answers still on their way change nothing any more
-    for (const box of document.querySelectorAll("#new-game-dialog, #settings-dialog")) box.close();
+    this.gone = true;
+    for (const box of document.querySelectorAll(DIALOGS)) box.close();
     clearInterval(this.clock);
     this.cancelTap();
     this.endDrag();
@@ -324,14 +332,14 @@ class PlayView {
     this.table.dataset.version = String(game.version);
     if (this.drag) this.markDrag();
     this.table.dataset.status = game.status;
-    this.root.querySelector("#game-moves").textContent = String(game.moves);
-    this.root.querySelector("#game-score").textContent = String(game.score);
-    const code = this.root.querySelector("#game-code");
+    this.bar.querySelector("#game-moves").textContent = String(game.moves);
+    this.bar.querySelector("#game-score").textContent = String(game.score);
+    const code = this.bar.querySelector("#game-code");
     code.textContent = game.code;
     code.title = t(`rule.${game.rule}`);
     this.tick();
     for (const [id, off] of [["#undo", !active || game.undo_available === 0], ["#hint", !active]]) {
-      const button = this.root.querySelector(id);
+      const button = this.bar.querySelector(id);
       if (off && document.activeElement === button) this.table.focus();
       button.disabled = off;
     }
@@ -353,7 +361,7 @@ class PlayView {
     if (this.game.status === "active" && this.game.moves > 0) {
       ms += performance.now() - this.receivedAt;
     }
-    this.root.querySelector("#game-time").textContent = formatTime(ms);
+    this.bar.querySelector("#game-time").textContent = formatTime(ms);
   }
 
   say(text, kind = "info") {
@@ -434,15 +442,23 @@ class PlayView {
           { label: t("cancel"), value: false }],
         id: "hint-confirm",
       });
-      if (!yes) return;
+      if (!yes || this.left) return;
       sessionStorage.setItem(key, "1");
     }
+    if (this.left) return;
     this.say(t("play.hint.thinking"));
-    await this.queue; // the actions already made come first
-    const { id, version } = this.game;
+    this.flushTap();
     try {
-      const answer = await get(`/games/${id}/hint`);
-      if (this.left || this.game.id !== id || this.game.version !== version) return;
+      let answer = null;
+      // the actions already made come first; the hint is for the position they lead to
+      for (let tries = 0; tries < 3 && !answer; tries += 1) {
+        await this.queue;
+        const { id, version } = this.game;
+        answer = await get(`/games/${id}/hint`);
+        if (this.left || this.game.id !== id) return;
+        if (this.game.version !== version) answer = null;
+      }
+      if (!answer) return;
       if (answer.status === "winnable") {
         const [card, place] = answer.move.split("-");
         this.hint = { card, place };
@@ -788,11 +804,14 @@ class PlayView {
     const chosenRule = () => form.querySelector("input[name=rule]:checked").value;
     const deal = async (body) => {
       if (box.dataset.busy) return; // one game per press, however often it is pressed
-      box.dataset.busy = "1";
+      box.dataset.busy = "1"; // and the window stays until the answer comes
+      for (const button of form.querySelectorAll("button")) button.disabled = true;
       problem.textContent = "";
       try {
         const game = await post("/games", body);
+        if (this.left) return;
         const previous = this.game;
+        delete box.dataset.busy;
         box.close();
         if (previous && previous.status === "active" && previous.moves > 0) {
           post(`/games/${previous.id}/abandon`).catch(() => {});
@@ -805,6 +824,7 @@ class PlayView {
         problem.textContent = errors && errors.length ? errors[0].message : problemText(error);
       } finally {
         delete box.dataset.busy;
+        for (const button of form.querySelectorAll("button")) button.disabled = false;
       }
     };
     form.addEventListener("submit", (event) => {
@@ -813,6 +833,9 @@ class PlayView {
       deal(text ? { code: text } : { rule: chosenRule(), winnable: winnable.checked });
     });
     box.append(el("h2", { id: "new-game-title", text: t("new.title") }), form);
+    box.addEventListener("cancel", (event) => {
+      if (box.dataset.busy) event.preventDefault();
+    });
     box.addEventListener("close", () => box.remove());
     document.body.append(box);
     box.showModal();
@@ -864,14 +887,19 @@ class PlayView {
       ],
       id: "won-dialog",
     });
+    if (this.left) return;
     if (choice === "replay") location.hash = `#/replay/${game.id}`;
     else if (choice === "new") this.newGame();
   }
 }
 
-// The letter of a key by its place on the keyboard (so that U, H, N, F, D and Ctrl+Z work with
-// a Hebrew or any other layout), else the key itself, in lower case.
+// The letter of a key: the Latin letter it types (AZERTY, QWERTZ, Dvorak…), else, for a layout
+// without Latin letters (Hebrew), the letter at its place on a US keyboard; other keys as they
+// are ("Enter", "ArrowLeft"…).
 function letter(event) {
-  if (/^Key[A-Z]$/.test(event.code || "")) return event.code.slice(3).toLowerCase();
-  return event.key.length === 1 ? event.key.toLowerCase() : event.key;
+  if (/^[a-z]$/i.test(event.key)) return event.key.toLowerCase();
+  if (event.key.length === 1 && /^Key[A-Z]$/.test(event.code || "")) {
+    return event.code.slice(3).toLowerCase();
+  }
+  return event.key;
 }

@@ -46,22 +46,35 @@ export function forget() {
   configure({ token: null });
 }
 
-// The player, asking for a name (and signing up) the first time.
-export async function ensurePlayer() {
-  if (player()) return current;
+// The player, asking for a name (and signing up) the first time. Views that ask at the same
+// time share one sign-up.
+let signingUp = null;
+
+export function ensurePlayer() {
+  if (player()) return Promise.resolve(current);
+  if (!signingUp) signingUp = signUp().finally(() => { signingUp = null; });
+  return signingUp;
+}
+
+async function signUp() {
   let problem = null;
   for (;;) {
     const name = await askName(problem);
     try {
       const created = await post("/players", { name });
       current = { id: created.id, name: created.name, token: created.token };
-      localStorage.setItem(STORE, JSON.stringify(current));
       configure({ token: current.token });
-      return current;
+      break;
     } catch (error) {
       problem = error;
     }
   }
+  try {
+    localStorage.setItem(STORE, JSON.stringify(current));
+  } catch {
+    // storage is full or off: the player lasts as long as the page
+  }
+  return current;
 }
 
 function askName(error = null) {
@@ -70,7 +83,10 @@ function askName(error = null) {
       id: "player-name", name: "name", required: true, maxlength: "64", autocomplete: "nickname",
     });
     const problem = el("p", { class: "problem", role: "alert" });
-    if (error) problem.textContent = error.message;
+    if (error) {
+      const errors = error.problem && error.problem.errors;
+      problem.textContent = errors && errors.length ? errors[0].message : error.message;
+    }
     const form = el("form", { class: "welcome" },
       el("p", { text: t("welcome.text") }),
       el("label", { for: "player-name", text: t("welcome.name") }),

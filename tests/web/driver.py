@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from server.engine import DealCode, Game, Move, card_text, parse_action, place_text
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Locator, Page
+    from playwright.sync_api import Locator, Page, Request
 
 
 class Table:
@@ -18,6 +18,12 @@ class Table:
     def __init__(self, page: Page, base: str) -> None:
         self.page = page
         self.base = base
+        self.actions_sent = 0  # POST .../moves requests the page has made
+        page.on("request", self._count)
+
+    def _count(self, request: Request) -> None:
+        if request.method == "POST" and request.url.endswith("/moves"):
+            self.actions_sent += 1
 
     # --- set-up -------------------------------------------------------------------------------
 

@@ -12,25 +12,12 @@ from playwright.sync_api import Page
 from tests.conftest import load_data
 from tests.web.client import as_player, new_game, play, sign_up
 from tests.web.driver import Table
+from tests.web.helpers import audit
 
 if TYPE_CHECKING:
     from tests.web.conftest import WebServer
 
 CLASSIC = load_data("games.json")["games"][0]
-RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
-
-
-def audit(page: Page, screen: str) -> None:
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page, options=RULES)
-    violations = [
-        f"{rule['id']} ({rule['impact']}): {rule['help']} at "
-        + ", ".join(str(node["target"]) for node in rule["nodes"][:5])
-        for rule in results.response["violations"]
-        if rule["impact"] in ("serious", "critical")
-    ]
-    assert not violations, f"{screen}:\n  " + "\n  ".join(violations)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +43,11 @@ def test_every_screen_passes_an_accessibility_audit(
     page.wait_for_selector("#table .card.selected")
     audit(page, "play, a card picked up")
     page.keyboard.press("Escape")
-    for opener, box in [("#new-game", "#new-game-dialog"), ("#settings", "#settings-dialog")]:
+    for opener, box in [
+        ("#new-game", "#new-game-dialog"),
+        ("#settings", "#settings-dialog"),
+        ("#hint", "#hint-confirm"),
+    ]:
         page.click(opener)
         page.wait_for_selector(box)
         audit(page, box)
@@ -71,3 +62,11 @@ def test_every_screen_passes_an_accessibility_audit(
         page.goto(web_server.url("/" + screen))
         page.wait_for_selector(f'#view[aria-busy="false"] {ready}')
         audit(page, screen)
+
+
+def test_the_welcome_window_passes_an_accessibility_audit(
+    page: Page, web_server: WebServer
+) -> None:
+    page.goto(web_server.url("/"))
+    page.wait_for_selector("#welcome[open] #player-name")
+    audit(page, "welcome")

@@ -5,6 +5,7 @@ hints, and whole games of the vectors won through the page and opened as replays
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from playwright.sync_api import Page, expect
 from server.engine import FOUNDATION, Card, Game, card_text, parse_action, place_text
 from tests.conftest import load_data
 from tests.web.driver import Table, engine_game
-from tests.web.helpers import shot
+from tests.web.helpers import audit, shot
 
 GAMES = load_data("games.json")["games"]
 CLASSIC = GAMES[0]  # RU1-C-AAAAAFN, won in 87 moves
@@ -231,9 +232,11 @@ def test_auto_placement_places_a_released_card(page: Page, web_server: Any) -> N
     card = placeable(game)
     expected.append(game.resolve_double_tap(card))
     game.play(expected[2])
+    sent = table.actions_sent
     table.click(card_text(card), clicks=2)
     table.wait_version(3)
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(500)  # time for a second action, if the page were to send one
+    assert table.actions_sent == sent + 1
     assert table.version == 3
     assert table.tableau() == game.tableau_view()
     status, log = api(page, table, "GET", f"/games/{table.game_id}/moves")
@@ -266,7 +269,8 @@ def test_placement_help_highlights_the_servers_targets_during_a_drag(
     page.mouse.up()  # dropped off the table: nothing happens
     expect(page.locator(".drag-ghost")).to_have_count(0)
     expect(page.locator("#table .target")).to_have_count(0)
-    assert table.version == 0
+    page.wait_for_timeout(500)  # time for an action, if the page were to send one
+    assert table.actions_sent == 0 and table.version == 0
 
 
 def test_the_keyboard_alone_plays(page: Page, web_server: Any) -> None:
@@ -328,6 +332,8 @@ def test_a_whole_game_of_the_vectors_is_won_through_the_page(
     expect(won).to_be_visible()
     expect(won).to_contain_text(str(vector["score"]))
     shot(page, f"won-{index}")
+    if index == 0:
+        audit(page, "the won window")
     status, record = api(page, table, "GET", f"/games/{table.game_id}")
     assert status == 200
     assert record["status"] == "won" and record["score"] == vector["score"]
@@ -366,9 +372,11 @@ def test_the_new_game_window(page: Page, web_server: Any) -> None:
     code = table.figure("code")
     status, verdict = api(page, table, "GET", f"/deals/{code}/winnable")
     assert status == 200 and verdict["status"] == "winnable"
-    # the game left with a move in it counts as abandoned
-    status, previous = api(page, table, "GET", f"/games/{first}")
-    assert previous["status"] == "abandoned"
+    # the game left with a move in it counts as abandoned (the page tells the server as it goes)
+    deadline = time.monotonic() + 10
+    while api(page, table, "GET", f"/games/{first}")[1]["status"] != "abandoned":
+        assert time.monotonic() < deadline, "the game left was not abandoned"
+        page.wait_for_timeout(100)
 
     # today's deal, for the rule chosen in the window
     page.click("#new-game")
