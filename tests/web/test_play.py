@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from server.engine import FOUNDATION, Card, Game, card_text, parse_action, place_text
 from tests.conftest import load_data
@@ -508,3 +508,24 @@ def test_quick_hands_keep_their_order_and_the_focus(page: Page, web_server: Any)
     table.wait_version(6)
     expect(page.locator("#undo")).to_be_disabled()
     assert page.evaluate("document.activeElement.id") == "table"
+
+
+def test_a_game_left_while_it_loads_leaves_the_page_alone(page: Page, web_server: Any) -> None:
+    table = Table(page, web_server.base).sign_up()
+    first = table.game_id
+    table.deal(CLASSIC["code"])
+    second = table.game_id
+    held: list[Route] = []
+    page.route(f"**/api/v1/games/{first}", lambda route: held.append(route))  # held back
+    page.evaluate(f"location.hash = '#/play/{first}'")
+    deadline = time.monotonic() + 10
+    while not held:
+        assert time.monotonic() < deadline
+        page.wait_for_timeout(20)
+    page.evaluate("location.hash = '#/boards'")  # the player goes elsewhere meanwhile
+    page.wait_for_selector('#view[aria-busy="false"] .view-boards')
+    held[0].continue_()
+    page.wait_for_timeout(500)  # time for the late answer to do harm, if it could
+    assert page.evaluate("location.hash") == "#/boards"
+    assert page.locator("#table").count() == 0
+    assert page.evaluate("localStorage.getItem('solitaire.game')") == second
