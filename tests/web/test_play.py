@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import Page, Route, expect
@@ -15,6 +15,9 @@ from server.engine import FOUNDATION, Card, Game, card_text, parse_action, place
 from tests.conftest import load_data
 from tests.web.driver import Table, engine_game
 from tests.web.helpers import audit, shot
+
+if TYPE_CHECKING:
+    from tests.web.conftest import WebServer
 
 GAMES = load_data("games.json")["games"]
 CLASSIC = GAMES[0]  # RU1-C-AAAAAFN, won in 87 moves
@@ -32,7 +35,7 @@ def api(page: Page, table: Table, method: str, path: str, body: Any = None) -> A
     return response.status, response.json()
 
 
-def test_deal_a_code_and_drag_a_group(page: Page, web_server: Any) -> None:
+def test_deal_a_code_and_drag_a_group(page: Page, web_server: WebServer) -> None:
     table = Table(page, web_server.base).sign_up()
     code = CLASSIC["code"]
     table.deal(code)
@@ -84,7 +87,9 @@ def refusal(page: Page, table: Table, card: str, place: str, language: str) -> d
     return problem
 
 
-def test_an_illegal_drop_is_refused_with_the_servers_message(page: Page, web_server: Any) -> None:
+def test_an_illegal_drop_is_refused_with_the_servers_message(
+    page: Page, web_server: WebServer
+) -> None:
     table = Table(page, web_server.base).sign_up()
     code = CLASSIC["code"]
     table.deal(code)
@@ -117,7 +122,9 @@ def test_an_illegal_drop_is_refused_with_the_servers_message(page: Page, web_ser
     assert table.version == 0
 
 
-def test_without_interactive_rules_a_refusal_is_not_explained(page: Page, web_server: Any) -> None:
+def test_without_interactive_rules_a_refusal_is_not_explained(
+    page: Page, web_server: WebServer
+) -> None:
     table = Table(page, web_server.base).sign_up()
     code = CLASSIC["code"]
     table.deal(code)
@@ -141,7 +148,9 @@ def test_without_interactive_rules_a_refusal_is_not_explained(page: Page, web_se
     expect(page.locator("#setting-interactive_rules")).not_to_be_checked()
 
 
-def test_tap_sends_a_last_card_home_and_undo_brings_it_back(page: Page, web_server: Any) -> None:
+def test_tap_sends_a_last_card_home_and_undo_brings_it_back(
+    page: Page, web_server: WebServer
+) -> None:
     table = Table(page, web_server.base).sign_up()
     code = CLASSIC["code"]  # its first move is AC-f: the ace of clubs lies last in its column
     table.deal(code)
@@ -177,7 +186,7 @@ def test_tap_sends_a_last_card_home_and_undo_brings_it_back(page: Page, web_serv
     assert [entry["move"] for entry in log["moves"]] == ["AC-f", "undo"]
 
 
-def test_double_click_places_a_card_by_the_servers_rule(page: Page, web_server: Any) -> None:
+def test_double_click_places_a_card_by_the_servers_rule(page: Page, web_server: WebServer) -> None:
     table = Table(page, web_server.base).sign_up()
     code = CLASSIC["code"]
     table.deal(code)
@@ -205,7 +214,7 @@ def placeable(game: Game) -> Card:
     )
 
 
-def test_auto_placement_places_a_released_card(page: Page, web_server: Any) -> None:
+def test_auto_placement_places_a_released_card(page: Page, web_server: WebServer) -> None:
     table = Table(page, web_server.base).sign_up()
     table.setting("auto_placement", True)
     code = CLASSIC["code"]
@@ -245,7 +254,7 @@ def test_auto_placement_places_a_released_card(page: Page, web_server: Any) -> N
 
 
 def test_placement_help_highlights_the_servers_targets_during_a_drag(
-    page: Page, web_server: Any
+    page: Page, web_server: WebServer
 ) -> None:
     table = Table(page, web_server.base).sign_up()
     code = CLASSIC["code"]
@@ -273,7 +282,7 @@ def test_placement_help_highlights_the_servers_targets_during_a_drag(
     assert table.actions_sent == 0 and table.version == 0
 
 
-def test_the_keyboard_alone_plays(page: Page, web_server: Any) -> None:
+def test_the_keyboard_alone_plays(page: Page, web_server: WebServer) -> None:
     table = Table(page, web_server.base).sign_up()
     code = CLASSIC["code"]
     table.deal(code)
@@ -310,7 +319,7 @@ def test_the_keyboard_alone_plays(page: Page, web_server: Any) -> None:
     ids=["clean-mouse", "take-back-drags", "undo-keys"],
 )
 def test_a_whole_game_of_the_vectors_is_won_through_the_page(
-    page: Page, web_server: Any, index: int, how: str
+    page: Page, web_server: WebServer, index: int, how: str
 ) -> None:
     vector = GAMES[index]
     table = Table(page, web_server.base).sign_up(f"winner{index}")
@@ -348,7 +357,7 @@ def test_a_whole_game_of_the_vectors_is_won_through_the_page(
     shot(page, f"won-{index}-replay")
 
 
-def test_the_new_game_window(page: Page, web_server: Any) -> None:
+def test_the_new_game_window(page: Page, web_server: WebServer) -> None:
     table = Table(page, web_server.base).sign_up()
     first = table.game_id  # a newcomer is dealt a classic game at once
     assert table.figure("code").startswith("RU1-C-")
@@ -386,7 +395,7 @@ def test_the_new_game_window(page: Page, web_server: Any) -> None:
     expect(page.locator("#game-code")).to_have_text(daily["code"])
 
 
-def test_a_hint_marks_the_next_move_of_a_winning_line(page: Page, web_server: Any) -> None:
+def test_a_hint_marks_the_next_move_of_a_winning_line(page: Page, web_server: WebServer) -> None:
     table = Table(page, web_server.base).sign_up()
     table.deal(CLASSIC["code"])
     page.click("#hint")
@@ -408,7 +417,7 @@ def test_a_hint_marks_the_next_move_of_a_winning_line(page: Page, web_server: An
     expect(page.locator("#table .hint-card")).to_have_count(0)
 
 
-def test_on_a_phone_the_table_fits_and_a_tap_plays(phone_page: Page, web_server: Any) -> None:
+def test_on_a_phone_the_table_fits_and_a_tap_plays(phone_page: Page, web_server: WebServer) -> None:
     table = Table(phone_page, web_server.base).sign_up("phone")
     table.deal(CLASSIC["code"])
     width = phone_page.evaluate("document.documentElement.scrollWidth")
@@ -419,7 +428,7 @@ def test_on_a_phone_the_table_fits_and_a_tap_plays(phone_page: Page, web_server:
     shot(phone_page, "phone-game")
 
 
-def test_on_a_phone_a_finger_drags_a_group(phone_page: Page, web_server: Any) -> None:
+def test_on_a_phone_a_finger_drags_a_group(phone_page: Page, web_server: WebServer) -> None:
     table = Table(phone_page, web_server.base).sign_up("finger")
     code = CLASSIC["code"]
     table.deal(code)
@@ -446,7 +455,7 @@ def test_on_a_phone_a_finger_drags_a_group(phone_page: Page, web_server: Any) ->
 
 
 def test_a_spectator_sees_each_move_made_in_the_page(
-    page: Page, phone_page: Page, web_server: Any
+    page: Page, phone_page: Page, web_server: WebServer
 ) -> None:
     table = Table(page, web_server.base).sign_up("player")
     table.deal(CLASSIC["code"])
@@ -478,7 +487,7 @@ def test_a_spectator_sees_each_move_made_in_the_page(
     shot(phone_page, "spectator-phone")
 
 
-def test_quick_hands_keep_their_order_and_the_focus(page: Page, web_server: Any) -> None:
+def test_quick_hands_keep_their_order_and_the_focus(page: Page, web_server: WebServer) -> None:
     table = Table(page, web_server.base).sign_up()
     table.deal(CLASSIC["code"])
     # a click taps only once it is clear that no second click follows; an undo pressed at once
@@ -510,7 +519,9 @@ def test_quick_hands_keep_their_order_and_the_focus(page: Page, web_server: Any)
     assert page.evaluate("document.activeElement.id") == "table"
 
 
-def test_a_game_left_while_it_loads_leaves_the_page_alone(page: Page, web_server: Any) -> None:
+def test_a_game_left_while_it_loads_leaves_the_page_alone(
+    page: Page, web_server: WebServer
+) -> None:
     table = Table(page, web_server.base).sign_up()
     first = table.game_id
     table.deal(CLASSIC["code"])
