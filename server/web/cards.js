@@ -1,18 +1,10 @@
 // Card text (SPEC 1.9): rank `A 2 … 9 T J Q K` then suit `S H D C`. Display only: the client
 // never decides whether a move is legal; the server does.
-import { t } from "./i18n.js";
+import { language, t } from "./i18n.js";
 
 export const SUITS = ["S", "H", "D", "C"]; // the foundations' fixed order
 export const SYMBOL = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const FACE = { A: "A", T: "10", J: "J", Q: "Q", K: "K" };
-
-export function rankOf(card) {
-  return card[0];
-}
-
-export function suitOf(card) {
-  return card[1];
-}
 
 export function isRed(card) {
   return card[1] === "H" || card[1] === "D";
@@ -49,4 +41,15 @@ export function formatTime(ms) {
   const m = Math.floor((seconds % 3600) / 60);
   const s = String(seconds % 60).padStart(2, "0");
   return h ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+}
+
+// An ISO 8601 time as a date and time in the page's language ("—" when there is none).
+export function formatDate(iso) {
+  if (!iso) return "—";
+  try {
+    return new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short" })
+      .format(new Date(iso));
+  } catch {
+    return iso;
+  }
 }

@@ -2,8 +2,8 @@
 // period), the board of one deal (a code), today's daily deal, and the assisted boards.
 // The choices are kept in the address (#/boards?rule=…&by=…), so a board can be shared.
 import { get, query } from "./api.js";
-import { formatTime } from "./cards.js";
-import { define, language, t } from "./i18n.js";
+import { formatDate, formatTime } from "./cards.js";
+import { define, t } from "./i18n.js";
 import { player } from "./session.js";
 import { el, problemText } from "./ui.js";
 
@@ -142,16 +142,6 @@ function choicesFromAddress() {
     code: (search.get("code") || "").trim().toUpperCase(),
     assisted: search.get("assisted") === "1",
   };
-}
-
-function formatDate(iso) {
-  if (!iso) return "—";
-  try {
-    return new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short" })
-      .format(new Date(iso));
-  } catch {
-    return iso;
-  }
 }
 
 function select(id, label, values, labelOf, chosen) {

@@ -14,7 +14,7 @@ import { locate, renderBoard, cardElement } from "./board.js";
 import { formatTime, moveText, short } from "./cards.js";
 import { define, t } from "./i18n.js";
 import { ensurePlayer, forget } from "./session.js";
-import { dialog, el, problemText, toast } from "./ui.js";
+import { dialog, el, fieldProblemText, problemText, toast } from "./ui.js";
 
 const CURRENT = "solitaire.game";
 const DEFAULTS = {
@@ -307,7 +307,6 @@ class PlayView {
       localStorage.setItem(CURRENT, game.id);
       if (location.hash !== `#/play/${game.id}`) history.replaceState(null, "", `#/play/${game.id}`);
       this.selected = null;
-      this.targets = [];
     }
     this.hint = null;
     const picked = this.selected;
@@ -820,8 +819,7 @@ class PlayView {
         this.say("");
         this.table.querySelector(".card.up")?.focus();
       } catch (error) {
-        const errors = error.problem && error.problem.errors;
-        problem.textContent = errors && errors.length ? errors[0].message : problemText(error);
+        problem.textContent = fieldProblemText(error);
       } finally {
         delete box.dataset.busy;
         for (const button of form.querySelectorAll("button")) button.disabled = false;

@@ -1,7 +1,7 @@
 // The player of this browser: signed up once (a name), kept in localStorage with its token.
 import { configure, post } from "./api.js";
 import { t, define } from "./i18n.js";
-import { el } from "./ui.js";
+import { el, fieldProblemText } from "./ui.js";
 
 const STORE = "solitaire.player";
 
@@ -83,10 +83,7 @@ function askName(error = null) {
       id: "player-name", name: "name", required: true, maxlength: "64", autocomplete: "nickname",
     });
     const problem = el("p", { class: "problem", role: "alert" });
-    if (error) {
-      const errors = error.problem && error.problem.errors;
-      problem.textContent = errors && errors.length ? errors[0].message : error.message;
-    }
+    if (error) problem.textContent = fieldProblemText(error);
     const form = el("form", { class: "welcome" },
       el("p", { text: t("welcome.text") }),
       el("label", { for: "player-name", text: t("welcome.name") }),

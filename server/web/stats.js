@@ -1,6 +1,6 @@
 // #/me and #/player/ID: a player's statistics per rule and their games, newest first.
 import { get, query } from "./api.js";
-import { formatTime } from "./cards.js";
+import { formatDate, formatTime } from "./cards.js";
 import { define, language, t } from "./i18n.js";
 import { player } from "./session.js";
 import { el, problemText } from "./ui.js";
@@ -115,16 +115,6 @@ define({
 
 const RULES = ["classic", "relaxed"];
 const DASH = "—";
-
-function formatDate(iso) {
-  if (!iso) return DASH;
-  try {
-    return new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short" })
-      .format(new Date(iso));
-  } catch {
-    return iso;
-  }
-}
 
 function percent(rate) {
   if (rate === null || rate === undefined) return DASH;

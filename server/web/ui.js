@@ -54,6 +54,13 @@ export function dialog({ title, body = [], buttons = [{ label: t("ok"), value: t
   });
 }
 
+// The message of a refused form: its first field's reason when the server names one (a 422 with
+// `errors`), else the problem's own text.
+export function fieldProblemText(error) {
+  const errors = error && error.problem && error.problem.errors;
+  return errors && errors.length ? errors[0].message : problemText(error);
+}
+
 export function problemText(error) {
   return error && error.problem ? error.problem.detail || error.problem.title : String(error);
 }
