@@ -39,13 +39,15 @@ _TO_FOUNDATION: Final = 1  # column -> foundation
 _TAKE_BACK: Final = 2  # foundation -> column
 Record = tuple[int, int, int, int, int, bool, int]
 
-# The cards that fit on a given last card: one rank lower, of the same suit (classic) or of
-# any suit (relaxed); nothing fits on an ace.
-_CLASSIC_BELOW: Final = tuple(() if c % 13 == 0 else (c - 1,) for c in range(52))
-_RELAXED_BELOW: Final = tuple(
-    () if c % 13 == 0 else tuple(s * 13 + c % 13 - 1 for s in range(4)) for c in range(52)
-)
-_KINGS: Final = (KING, 13 + KING, 26 + KING, 39 + KING)
+# The rule tables, shared with the solver. BELOW[c]: the cards that fit on a last card c, one
+# rank lower, of the same suit (classic) or of any suit (relaxed); nothing fits on an ace.
+# ABOVE[c]: the cards that c fits on; a king fits on none (only on an empty column).
+_PEERS: Final = tuple(tuple(range(r, 52, 13)) for r in range(13))
+CLASSIC_BELOW: Final = tuple((c - 1,) if c % 13 else () for c in range(52))
+RELAXED_BELOW: Final = tuple(_PEERS[c % 13 - 1] if c % 13 else () for c in range(52))
+CLASSIC_ABOVE: Final = tuple((c + 1,) if c % 13 != KING else () for c in range(52))
+RELAXED_ABOVE: Final = tuple(_PEERS[c % 13 + 1] if c % 13 != KING else () for c in range(52))
+KINGS: Final = (KING, 13 + KING, 26 + KING, 39 + KING)
 _MOVES: Final = tuple(tuple(Move(CARDS[c], to) for to in range(N_COLUMNS + 1)) for c in range(52))
 
 
@@ -220,7 +222,7 @@ class Game:
             self.hidden,
             self.foundations,
         )
-        below = _RELAXED_BELOW if self.relaxed else _CLASSIC_BELOW
+        below = RELAXED_BELOW if self.relaxed else CLASSIC_BELOW
         out: list[Move] = []
         home: list[Move] = []
         for to, target in enumerate(columns):
@@ -230,7 +232,7 @@ class Game:
                     home.append(_MOVES[last][FOUNDATION])
                 candidates = below[last]
             else:
-                candidates = _KINGS
+                candidates = KINGS
             for card in candidates:
                 src = where[card]
                 if src == FOUNDATION:

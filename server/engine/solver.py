@@ -148,7 +148,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from server.engine.codes import DealCode
-from server.engine.game import GROUP_LIMIT, Game, Status
+from server.engine.game import (
+    CLASSIC_ABOVE,
+    CLASSIC_BELOW,
+    GROUP_LIMIT,
+    KINGS,
+    RELAXED_ABOVE,
+    RELAXED_BELOW,
+    Game,
+    Status,
+)
 from server.engine.moves import Move, move
 
 __all__ = ["Pruning", "SolveStatus", "Verdict", "dead_end", "search", "solve", "solve_deal"]
@@ -158,15 +167,7 @@ _DOWN: Final = 64  # a face-down card is stored as card + _DOWN
 _SEP: Final = b"\xff"
 _FLIP: Final = tuple(bytes((b - _DOWN,)) if b >= _DOWN else b"" for b in range(128))
 _ONE: Final = tuple(bytes((b,)) for b in range(128))
-_KINGS: Final = (12, 25, 38, 51)
 _WON: Final = [13, 13, 13, 13]
-_PEERS: Final = tuple(tuple(range(r, 52, 13)) for r in range(13))
-# Targets of a card (the cards it may be placed on) and sources (the cards that fit on it).
-_T_CLASSIC: Final = tuple((c + 1,) if c % 13 != 12 else () for c in range(52))
-_T_RELAXED: Final = tuple(_PEERS[c % 13 + 1] if c % 13 != 12 else () for c in range(52))
-_S_CLASSIC: Final = tuple((c - 1,) if c % 13 else () for c in range(52))
-_S_RELAXED: Final = tuple(_PEERS[c % 13 - 1] if c % 13 else () for c in range(52))
-
 # Move ordering classes (higher is tried first).
 _REVEAL: Final = 40
 _EMPTIES: Final = 30
@@ -394,13 +395,13 @@ class _Search:
                 rank = top % 13
                 if rank == 0:
                     continue
-                sources = _S_RELAXED[top] if relaxed else _S_CLASSIC[top]
+                sources = RELAXED_BELOW[top] if relaxed else CLASSIC_BELOW[top]
             else:
                 if empty_done and self.one_empty:
                     continue
                 empty_done = True
                 rank = 13
-                sources = _KINGS
+                sources = KINGS
             for x in sources:
                 suit = x // 13
                 if found[suit] > x % 13:  # x is on its foundation
@@ -524,8 +525,8 @@ def _dead_end(cols: list[bytes], found: list[int], relaxed: bool, take_backs: bo
     Each event is pushed once, when it becomes derivable; its consequences are derived when it
     is popped.
     """
-    targets = _T_RELAXED if relaxed else _T_CLASSIC
-    sources = _S_RELAXED if relaxed else _S_CLASSIC
+    targets = RELAXED_ABOVE if relaxed else CLASSIC_ABOVE
+    sources = RELAXED_BELOW if relaxed else CLASSIC_BELOW
     below = [-1] * 52
     above = [-1] * 52
     col_of = [-1] * 52
@@ -663,7 +664,7 @@ def _dead_end(cols: list[bytes], found: list[int], relaxed: bool, take_backs: bo
                             left[c2] = True
                             push(c2 + 156)
         else:  # EMPTY
-            for king in _KINGS:
+            for king in KINGS:
                 if not left[king] and f_up[king]:
                     left[king] = True
                     push(king + 156)
