@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from aiohttp import web
 from sqlalchemy import text
 
 from server.api.problems import problem_response
 from server.keys import ENGINE
+from server.resources import openapi_path
 
 routes = web.RouteTableDef()
 
-OPENAPI = Path(__file__).resolve().parent.parent / "openapi.yaml"
+OPENAPI = openapi_path()
 
 
 @routes.get("/healthz")

@@ -8,7 +8,6 @@ a lock upgrade. PostgreSQL serializes writes per game with `SELECT ... FOR UPDAT
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 from alembic import command
@@ -22,9 +21,10 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from server.resources import migrations_dir
 from server.settings import async_url
 
-MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+MIGRATIONS = migrations_dir()
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 

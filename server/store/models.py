@@ -1,8 +1,9 @@
 """The database tables, as SQLAlchemy 2 declarative models.
 
-The alembic migrations in `server/migrations` are the only source of the schema; these models
-mirror them for queries (a test checks that they agree). Times are integer milliseconds since
-the Unix epoch (UTC), which both SQLite and PostgreSQL store and compare exactly.
+The alembic migrations (`migrations/` at the top of the repository) are the only source of the
+schema; these models mirror them for queries (a test checks that they agree). Times are integer
+milliseconds since the Unix epoch (UTC), which both SQLite and PostgreSQL store and compare
+exactly.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`server/openapi.yaml` describes exactly the routes the app serves, and is valid OpenAPI 3.1.
+"""`openapi.yaml` describes exactly the routes the app serves, and is valid OpenAPI 3.1.
 
 No database is needed: `create_app` only wires the routes; it does no I/O until started.
 """
@@ -26,7 +26,7 @@ from server.api.schemas import (
 from server.app import create_app
 from server.settings import Settings
 
-DOCUMENT = Path(__file__).resolve().parents[2] / "server" / "openapi.yaml"
+DOCUMENT = Path(__file__).resolve().parents[2] / "openapi.yaml"
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 AUTOMATIC = {"HEAD", "OPTIONS"}
 
