@@ -16,8 +16,8 @@ from server.keys import BOARDS, BROKER, ENGINE, SERVICE, SETTINGS, SOLVER
 from server.service import GameService
 from server.settings import Settings
 from server.solving import SolverService
+from server.store.commits import open_committer
 from server.store.db import make_engine, migrate_async, sessionmakers
-from server.store.fastpath import open_move_writer
 
 
 async def database(app: web.Application) -> AsyncIterator[None]:
@@ -27,18 +27,18 @@ async def database(app: web.Application) -> AsyncIterator[None]:
         await migrate_async(settings.database_url)
     engine = make_engine(settings.database_url)
     readers, writers = sessionmakers(engine)
-    move_writer = await open_move_writer(settings.database_url)
+    committer = await open_committer(settings.database_url)
     broker = make_broker(settings.database_url)
     await broker.start()
     app[ENGINE] = engine
     app[BROKER] = broker
-    app[SERVICE] = GameService(readers, writers, move_writer=move_writer, broker=broker)
+    app[SERVICE] = GameService(readers, writers, committer, broker)
     app[BOARDS] = BoardService(readers)
     app[SOLVER] = SolverService(readers, writers, app[SERVICE])
     yield
     app[SOLVER].close()
     await broker.close()
-    await move_writer.close()
+    await committer.close()
     await engine.dispose()
 
 

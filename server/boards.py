@@ -19,9 +19,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from server.domain import Clock, GameView, wall_clock_ms
 from server.engine.snapshot import loads
 from server.errors import InvalidInput, NotFound
-from server.service import Clock, GameView, wall_clock_ms
 from server.store import boards as store
 from server.store import queries
 

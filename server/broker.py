@@ -2,32 +2,35 @@
 
 A broker routes the event of each committed action to the local watchers of that game:
 
-- `LocalBroker` (SQLite, or one process): the service hands it the event after the commit.
-- `PgBroker` (PostgreSQL): the event is sent with `pg_notify` inside the action's own
-  transaction, so PostgreSQL delivers it on commit and only on commit, to every process that
-  listens, this one included; a dedicated asyncpg connection LISTENs and reconnects when it is
-  dropped.
+- `LocalBroker` (SQLite, or one process): the service hands it the change after the commit.
+- `PgBroker` (PostgreSQL): the event is sent with `pg_notify` inside the change's own
+  transaction (`payload()` is written by the commit itself), so PostgreSQL delivers it on commit
+  and only on commit, to every process that listens, this one included; a dedicated asyncpg
+  connection LISTENs and reconnects when it is dropped.
 
-Watchers are callbacks that must not block (they put the message on a bounded queue).
+The broker renders an applied change as the watchers' `event` message (`server.views`), once,
+and only when somebody may hear it. Watchers are callbacks that must not block (they put the
+message on a bounded queue).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.domain import Applied
 from server.settings import async_url
+from server.store.db import CHANNEL, asyncpg_connect_args
+from server.views import event_json
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "solitaire_events"
 Watcher = Callable[[int, str], None]
 """Called with (version, event text); must not block."""
 
@@ -57,17 +60,12 @@ class Broker:
             except Exception:  # a broken watcher must not stop the others
                 log.exception("watcher failed")
 
-    def notify_payload(self, game_id: str, version: int, event: str) -> str | None:
-        """What the fast writer sends with `pg_notify` (None: nothing)."""
+    def payload(self, applied: Applied) -> str | None:
+        """What the change's commit sends with `pg_notify` (None: nothing)."""
         return None
 
-    async def notify_in(
-        self, session: AsyncSession, game_id: str, version: int, event: str
-    ) -> None:
-        """Called inside the action's transaction."""
-
-    async def published(self, game_id: str, version: int, event: str) -> None:
-        """Called after the action's transaction committed."""
+    async def published(self, applied: Applied) -> None:
+        """Called after the change's transaction committed."""
 
     async def start(self) -> None:
         pass
@@ -76,9 +74,15 @@ class Broker:
         pass
 
 
+def event_text(applied: Applied) -> str:
+    return json.dumps(event_json(applied), ensure_ascii=False)
+
+
 class LocalBroker(Broker):
-    async def published(self, game_id: str, version: int, event: str) -> None:
-        self.deliver(game_id, version, event)
+    async def published(self, applied: Applied) -> None:
+        game_id = applied.view.row.id
+        if self.watchers.get(game_id):
+            self.deliver(game_id, applied.view.row.version, event_text(applied))
 
 
 class PgBroker(Broker):
@@ -88,28 +92,14 @@ class PgBroker(Broker):
 
     def __init__(self, url: str) -> None:
         super().__init__()
-        parsed = make_url(async_url(url))
-        self.connect_args: dict[str, Any] = {
-            "host": parsed.host,
-            "port": parsed.port,
-            "user": parsed.username,
-            "password": parsed.password,
-            "database": parsed.database,
-        }
+        self.connect_args = asyncpg_connect_args(url)
         self.connection: Any = None
         self.task: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
 
-    def notify_payload(self, game_id: str, version: int, event: str) -> str | None:
-        return f"{game_id} {version} {event}"
-
-    async def notify_in(
-        self, session: AsyncSession, game_id: str, version: int, event: str
-    ) -> None:
-        await session.execute(
-            text("SELECT pg_notify(:channel, :payload)"),
-            {"channel": CHANNEL, "payload": f"{game_id} {version} {event}"},
-        )
+    def payload(self, applied: Applied) -> str | None:
+        row = applied.view.row
+        return f"{row.id} {row.version} {event_text(applied)}"
 
     def _on_notification(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
         game_id, version, event = payload.split(" ", 2)

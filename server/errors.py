@@ -1,67 +1,93 @@
-"""Errors of the use-cases, each with the HTTP status and problem type it maps to.
+"""The one family of errors a client can cause: each `Problem` carries its HTTP status, its
+problem type and title, headers to send, and extra members for the document.
 
-They are raised by `server.service` and turned into RFC 9457 problem documents in one place,
-`server.api.problems`. The engine's own errors (`IllegalMove`, `NotationError`) are mapped there
-too.
+The use-cases raise the named kinds below; handlers raise them too, or a `Problem` with its own
+status and type. They become RFC 9457 problem documents in one place, `server.api.problems`,
+for HTTP and the WebSocket alike. The engine's own errors (`IllegalMove`, `NotationError`) are
+mapped there too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
-class ServiceError(Exception):
+class Problem(Exception):
     status = 400
     slug = "bad-request"
     title = "Bad request"
-    headers: dict[str, str] = {}  # noqa: RUF012 - read-only per class
+    headers: Mapping[str, str] = {}
 
-    def __init__(self, detail: str, **extra: Any) -> None:
+    def __init__(
+        self,
+        detail: str,
+        *,
+        status: int | None = None,
+        slug: str | None = None,
+        title: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
         super().__init__(detail)
         self.detail = detail
+        if status is not None:
+            self.status = status
+        if slug is not None:
+            self.slug = slug
+        if title is not None:
+            self.title = title
+        if headers is not None:
+            self.headers = headers
         self.extra = extra
 
 
-class NotFound(ServiceError):
+class MalformedJson(Problem):
+    status = 400
+    slug = "malformed-json"
+    title = "Malformed JSON"
+
+
+class NotFound(Problem):
     status = 404
     slug = "not-found"
     title = "Not found"
 
 
-class Unauthorized(ServiceError):
+class Unauthorized(Problem):
     status = 401
     slug = "unauthorized"
     title = "Unauthorized"
     headers = {"WWW-Authenticate": 'Bearer realm="russian-solitaire"'}  # noqa: RUF012
 
 
-class Forbidden(ServiceError):
+class Forbidden(Problem):
     status = 403
     slug = "forbidden"
     title = "Forbidden"
 
 
-class VersionConflict(ServiceError):
+class VersionConflict(Problem):
     status = 409
     slug = "version-conflict"
     title = "The game has moved on"
 
 
-class Busy(ServiceError):
-    """Another request changed the same game at the same moment; retrying is safe."""
+class Busy(Problem):
+    """Other requests kept changing the same game; retrying is safe."""
 
     status = 409
     slug = "conflict"
     title = "Conflict"
 
 
-class IdempotencyKeyReused(ServiceError):
+class IdempotencyKeyReused(Problem):
     status = 422
     slug = "idempotency-key-reused"
     title = "Idempotency key reused"
 
 
-class InvalidInput(ServiceError):
+class InvalidInput(Problem):
     status = 422
     slug = "validation-error"
     title = "Validation error"

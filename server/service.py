@@ -1,7 +1,13 @@
-"""The use-cases: each opens one transaction, loads what it needs (the game locked), asks the
-engine, writes the move log and the game, and commits.
+"""The use-cases: each loads what it needs, asks the engine, and commits one change.
 
-Handlers in `server.api` parse and authenticate, call one of these, and serialize the result.
+Handlers in `server.api` parse and authenticate, call one of these, and render the value it
+returns (`server.views`); the service itself builds no JSON.
+
+Every change to a game (an action, an abandonment, a hint marking it assisted) takes one path,
+`GameService._change`: the game comes from this process's cache (or is loaded once), the engine
+decides on a copy of it, and one `GameCommit` writes the version-checked update, the move-log
+entry, the idempotency record and the watchers' notification as one unit. The cached view is
+replaced only once that write has committed, so a view handed out is never changed afterwards.
 """
 
 from __future__ import annotations
@@ -9,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
@@ -19,6 +24,17 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.broker import Broker, LocalBroker
+from server.domain import (
+    ActionRequest,
+    Applied,
+    Clock,
+    GameRecord,
+    GameView,
+    LoggedMove,
+    Principal,
+    utc_day,
+    wall_clock_ms,
+)
 from server.engine import (
     UNDO,
     Action,
@@ -41,33 +57,22 @@ from server.errors import (
     VersionConflict,
 )
 from server.store import queries
-from server.store.fastpath import MoveWrite, MoveWriter
+from server.store.commits import (
+    Committer,
+    GameCommit,
+    IdempotencyRecord,
+    Outcome,
+    decode_answer,
+    encode_answer,
+)
 from server.store.models import Player
-from server.store.queries import GameRecord, LoggedMove
-from server.views import action_body, event_json, game_json
 
-Clock = Callable[[], int]
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def utc_day(ms: int) -> str:
-    """The UTC date of a time in milliseconds, as YYYY-MM-DD."""
-    return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))
+CHANGE_ATTEMPTS = 8
+"""How often a change is decided again after another process changed the game first."""
 
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """The authenticated player of a request."""
-
-    id: str
-    name: str
 
 
 SETTING_NAMES = ("double_click", "placement_help", "interactive_rules", "auto_placement")
@@ -93,100 +98,63 @@ class NewPlayer:
     token: str
 
 
-@dataclass(slots=True)
-class GameView:
-    """A game as loaded: its row (metadata), its player's name and its engine state."""
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the engine decided for a change: the game after it (a new `Game`, or the same one
+    when the position does not change), the move text (None for a change that is not a move),
+    and whether the game is assisted from now on."""
 
-    row: GameRecord
-    player_name: str
     game: Game
-    now_ms: int
-
-    @property
-    def elapsed_ms(self) -> int:
-        row = self.row
-        if row.elapsed_ms is not None:
-            return row.elapsed_ms
-        if row.started_ms is None:
-            return 0
-        return max(0, self.now_ms - row.started_ms)
+    move: str | None
+    assisted: bool
 
 
-@dataclass(frozen=True, slots=True)
-class ActionRequest:
-    """What a client asked for: `kind` is move, tap, double_tap or undo."""
-
-    kind: str
-    card: Card | None = None
-    to: int | None = None
-    expected_version: int | None = None
-
-    def fingerprint(self, game_id: str) -> str:
-        text = f"{game_id}|{self.kind}|{self.card}|{self.to}|{self.expected_version}"
-        return hashlib.sha256(text.encode()).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class ActResult:
-    """An applied action: its move text, the game after it, the response body and the event."""
-
-    move: str
-    view: GameView
-    body: str
-    event: str
-
-    @classmethod
-    def of(cls, move: str, view: GameView) -> ActResult:
-        game = game_json(view)
-        return cls(move, view, action_body(move, game), event_json(view, move, game))
-
-
-@dataclass(frozen=True, slots=True)
-class StoredResponse:
-    """The first response to an idempotent request, returned again for its retries."""
-
-    status: int
-    body: str
+Decide = Callable[[GameView], Decision | None]
+"""Decides a change on the current view (None: nothing to change), or raises `IllegalMove`."""
 
 
 @dataclass(slots=True)
-class CachedGame:
-    """A game as this process last wrote or read it, to act on without loading it again."""
+class Slot:
+    """A game's place in this process's cache: the lock that serializes this process's changes
+    to it, and the view as last written or read here (None: to be loaded)."""
 
-    row: GameRecord
-    player_name: str
-    game: Game
     lock: asyncio.Lock
+    view: GameView | None = None
 
 
 class GameCache:
-    """The most recently used games of this process (an LRU of `CachedGame`).
+    """The most recently used games of this process (an LRU of `Slot`s).
 
-    A cached game may be stale (another process may have moved it): the write that follows is
-    conditional on its version, so a stale entry costs a retry on the locked path, never a
-    wrong result.
+    A cached view may be stale (another process may have changed the game): the commit is
+    conditional on its version, so a stale view costs a reload, never a wrong result.
     """
 
     def __init__(self, size: int = 10_000) -> None:
         self.size = size
-        self.entries: OrderedDict[str, CachedGame] = OrderedDict()
+        self.slots: OrderedDict[str, Slot] = OrderedDict()
 
-    def get(self, game_id: str) -> CachedGame | None:
-        entry = self.entries.get(game_id)
-        if entry is not None:
-            self.entries.move_to_end(game_id)
-        return entry
+    def slot(self, game_id: str) -> Slot:
+        found = self.slots.get(game_id)
+        if found is None:
+            found = self.slots[game_id] = Slot(asyncio.Lock())
+            if len(self.slots) > self.size:
+                self.slots.popitem(last=False)
+        else:
+            self.slots.move_to_end(game_id)
+        return found
 
     def put(self, view: GameView) -> None:
-        self.entries[view.row.id] = CachedGame(
-            view.row, view.player_name, view.game, asyncio.Lock()
-        )
-        self.entries.move_to_end(view.row.id)
-        if len(self.entries) > self.size:
-            self.entries.popitem(last=False)
+        self.slot(view.row.id).view = view
 
-    def drop(self, game_id: str) -> None:
-        self.entries.pop(game_id, None)
+    def forget(self, game_id: str) -> None:
+        """Drops the game's view (kept for its lock): the next change loads it again."""
+        found = self.slots.get(game_id)
+        if found is not None:
+            found.view = None
+
+    def discard(self, game_id: str, slot: Slot) -> None:
+        if self.slots.get(game_id) is slot:
+            del self.slots[game_id]
 
 
 class GameService:
@@ -194,14 +162,14 @@ class GameService:
         self,
         readers: async_sessionmaker[AsyncSession],
         writers: async_sessionmaker[AsyncSession],
-        clock: Clock = wall_clock_ms,
-        move_writer: MoveWriter | None = None,
+        committer: Committer,
         broker: Broker | None = None,
+        clock: Clock = wall_clock_ms,
     ) -> None:
         self.readers = readers
         self.writers = writers
         self.clock = clock
-        self.move_writer = move_writer
+        self.committer = committer
         self.broker = broker if broker is not None else LocalBroker()
         self.cache = GameCache()
         self._principals: OrderedDict[str, Principal] = OrderedDict()
@@ -319,8 +287,7 @@ class GameService:
         return view
 
     async def get_game(self, game_id: str, viewer: Principal | None = None) -> GameView:
-        async with self.readers.begin() as session:
-            view = await self._load(session, game_id, lock=False)
+        view = await self._read(game_id)
         self.check_visible(view, viewer)
         return view
 
@@ -328,7 +295,7 @@ class GameService:
         self, game_id: str, viewer: Principal | None = None
     ) -> tuple[GameView, list[LoggedMove]]:
         async with self.readers.begin() as session:
-            view = await self._load(session, game_id, lock=False)
+            view = await self._load(session, game_id)
             self.check_visible(view, viewer)
             return view, await queries.move_log(session, game_id, view.row.version)
 
@@ -354,170 +321,155 @@ class GameService:
         game_id: str,
         request: ActionRequest,
         idempotency_key: str | None = None,
-    ) -> ActResult | StoredResponse:
-        """Apply one action to a game in one transaction (SPEC 2.3).
+    ) -> Applied:
+        """Apply one action to a game (SPEC 2.3).
 
-        A game this process holds in its cache is acted on there and written with one
-        conditional write (the fast path); anything else, or anything the fast path cannot
-        settle by itself (a stale cache, a refusal, a stale `expected_version`), goes through
-        the locked path: load the game `FOR UPDATE`, apply, write, commit. Either way the
-        action's event is published to the game's watchers once it is committed.
-
-        With an idempotency key, the first response is stored with the action, and a retry
-        (also one that arrives at the same time: it waits for the game's lock) gets it back.
+        With an idempotency key, the answer is stored with the action, and a retry (also one
+        that arrives at the same time, in this process or another) gets it back, marked
+        `replayed`, instead of applying the action again.
         """
-        if idempotency_key is None and self.move_writer is not None:
-            entry = self.cache.get(game_id)
-            if entry is not None:
-                fast = await self._act_cached(entry, player, request)
-                if fast is not None:
-                    await self.broker.published(game_id, fast.view.row.version, fast.event)
-                    return fast
-        result = await self._act_locked(player, game_id, request, idempotency_key)
-        if isinstance(result, ActResult):
-            self.cache.put(result.view)
-            await self.broker.published(game_id, result.view.row.version, result.event)
-        return result
 
-    async def _act_cached(
-        self, entry: CachedGame, player: Principal, request: ActionRequest
-    ) -> ActResult | None:
-        """The fast path; None when the locked path must decide."""
-        assert self.move_writer is not None
-        async with entry.lock:
-            row = entry.row
-            if self.cache.entries.get(row.id) is not entry:
-                return None
-            if row.player_id != player.id:
-                raise Forbidden("This game belongs to another player.")
-            if request.expected_version is not None and request.expected_version != row.version:
-                return None
-            game = entry.game
-            try:
-                action = resolve(game, request)
-                game.play(action)
-            except IllegalMove:
-                return None
-            now = self.clock()
-            new = next_row(row, game, now)
-            result = ActResult.of(str(action), GameView(new, entry.player_name, game, now))
-            write = MoveWrite(
-                game_id=row.id,
-                expected_version=row.version,
-                version=new.version,
-                status=new.status,
-                score=new.score,
-                moves=new.moves,
-                snapshot=new.snapshot,
-                at_ms=now,
-                started_ms=now if new.started_ms is None else new.started_ms,
-                finished_ms=new.finished_ms,
-                elapsed_ms=new.elapsed_ms,
-                move=result.move,
-                event=self.broker.notify_payload(row.id, new.version, result.event),
-            )
-            try:
-                written = await self.move_writer.write(write)
-            except BaseException:
-                self.cache.drop(row.id)
-                raise
-            if not written:
-                self.cache.drop(row.id)
-                return None
-            entry.row = new
-            return result
+        def decide(view: GameView) -> Decision:
+            if request.expected_version is not None and request.expected_version != (
+                view.row.version
+            ):
+                raise VersionConflict(
+                    f"The game is at version {view.row.version}, not {request.expected_version}.",
+                    version=view.row.version,
+                )
+            game = view.game.copy()
+            action = game.play(resolve(game, request))
+            return Decision(game, str(action), view.row.assisted)
 
-    async def _act_locked(
+        fingerprint = request.fingerprint(game_id) if idempotency_key is not None else ""
+        return await self._change(player, game_id, decide, idempotency_key, fingerprint)
+
+    async def abandon(self, player: Principal, game_id: str) -> Applied:
+        def decide(view: GameView) -> Decision:
+            game = view.game.copy()
+            game.abandon()
+            return Decision(game, None, view.row.assisted)
+
+        return await self._change(player, game_id, decide)
+
+    async def mark_assisted(self, player: Principal, game_id: str) -> Applied:
+        """A hint was given: the game is assisted from now on (a change of its own, with a
+        version and an event, the first time only)."""
+
+        def decide(view: GameView) -> Decision | None:
+            return None if view.row.assisted else Decision(view.game, None, True)
+
+        return await self._change(player, game_id, decide)
+
+    async def _change(
         self,
         player: Principal,
         game_id: str,
-        request: ActionRequest,
-        idempotency_key: str | None,
-    ) -> ActResult | StoredResponse:
-        try:
-            async with self.writers.begin() as session:
-                view = await self._load(session, game_id, lock=True)
-                row = view.row
-                if row.player_id != player.id:
-                    raise Forbidden("This game belongs to another player.")
-                fingerprint = request.fingerprint(game_id) if idempotency_key else ""
-                if idempotency_key:
-                    stored = await queries.idempotency_record(session, player.id, idempotency_key)
-                    if stored is not None:
-                        if stored.fingerprint != fingerprint:
-                            raise IdempotencyKeyReused(
-                                "This Idempotency-Key was already used for another request."
-                            )
-                        return StoredResponse(stored.status_code, stored.body)
-                if request.expected_version is not None and (
-                    request.expected_version != row.version
-                ):
-                    raise VersionConflict(
-                        f"The game is at version {row.version}, not {request.expected_version}.",
-                        version=row.version,
-                    )
-                game = view.game
-                action = resolve(game, request)
-                game.play(action)
-                new = next_row(row, game, view.now_ms)
-                result = ActResult.of(
-                    str(action), GameView(new, view.player_name, game, view.now_ms)
-                )
-                await queries.append_move(
-                    session, row.id, new.version, result.move, new.score, view.now_ms
-                )
-                await queries.update_game(session, row.id, **changes(new))
-                await self.broker.notify_in(session, row.id, new.version, result.event)
-                if idempotency_key:
-                    await queries.insert_idempotency_record(
-                        session,
-                        player_id=player.id,
-                        key=idempotency_key,
-                        fingerprint=fingerprint,
-                        status_code=200,
-                        body=result.body,
-                        created_ms=view.now_ms,
-                    )
-                return result
-        except IntegrityError:
-            raise Busy("Another action on this game was applied at the same moment.") from None
+        decide: Decide,
+        key: str | None = None,
+        fingerprint: str = "",
+    ) -> Applied:
+        """The one path of every change to a game (see the module docstring).
 
-    async def abandon(self, player: Principal, game_id: str) -> GameView:
-        async with self.writers.begin() as session:
-            view = await self._load(session, game_id, lock=True)
-            if view.row.player_id != player.id:
-                raise Forbidden("This game belongs to another player.")
-            self.cache.drop(game_id)
-            view.game.abandon()
-            now = view.now_ms
-            view.row = replace(
-                view.row,
-                status=Status.ABANDONED.value,
-                version=view.row.version + 1,
-                snapshot=dumps(view.game),
-                finished_ms=now,
-                elapsed_ms=view.elapsed_ms,
-            )
-            await queries.update_game(session, game_id, **changes(view.row))
-            event = event_json(view, None)
-            await self.broker.notify_in(session, game_id, view.row.version, event)
-        await self.broker.published(game_id, view.row.version, event)
-        return view
+        A refusal, or a stale `expected_version`, on a cached view is decided again on a fresh
+        read, since the cache may be behind another process; a commit that finds the game at
+        another version reloads and decides again. With an idempotency key, a refusal or a
+        conflict first looks for the key's stored answer: it is a retry of an applied action.
+        """
+        slot = self.cache.slot(game_id)
+        async with slot.lock:
+            for _ in range(CHANGE_ATTEMPTS):
+                fresh = slot.view is None
+                if slot.view is None:
+                    try:
+                        slot.view = await self._read(game_id)
+                    except NotFound:
+                        self.cache.discard(game_id, slot)
+                        raise
+                view = slot.view
+                if view.row.player_id != player.id:
+                    raise Forbidden("This game belongs to another player.")
+                try:
+                    decision = decide(view)
+                except (IllegalMove, VersionConflict):
+                    if key is not None:
+                        stored = await self._stored(player, key, fingerprint)
+                        if stored is not None:
+                            return stored
+                    if fresh:
+                        raise
+                    slot.view = None
+                    continue
+                now = self.clock()
+                if decision is None:
+                    return Applied(None, replace(view, now_ms=now))
+                applied = Applied(
+                    decision.move,
+                    GameView(
+                        next_row(view.row, decision, now), view.player_name, decision.game, now
+                    ),
+                )
+                record = None
+                if key is not None:
+                    record = IdempotencyRecord(
+                        player.id, key, fingerprint, encode_answer(applied), now
+                    )
+                outcome = await self.committer.commit(
+                    GameCommit(
+                        applied.view.row,
+                        move=decision.move,
+                        at_ms=now,
+                        record=record,
+                        notify=self.broker.payload(applied),
+                    )
+                )
+                if outcome is Outcome.COMMITTED:
+                    slot.view = applied.view
+                    await self.broker.published(applied)
+                    return applied
+                if outcome is Outcome.KEY_TAKEN and key is not None:
+                    stored = await self._stored(player, key, fingerprint)
+                    if stored is not None:
+                        return stored
+                slot.view = None  # another process changed the game: read it again
+        raise Busy("Other changes to this game kept coming first; try again.")
+
+    async def _stored(self, player: Principal, key: str, fingerprint: str) -> Applied | None:
+        """The stored answer of the player's earlier request with this key, if there is one."""
+        async with self.readers.begin() as session:
+            found = await queries.idempotency_answer(session, player.id, key)
+        if found is None:
+            return None
+        stored_fingerprint, answer = found
+        if stored_fingerprint != fingerprint:
+            raise IdempotencyKeyReused("This Idempotency-Key was already used for another request.")
+        return decode_answer(answer)
 
     # ---------------------------------------------------------------- internals
 
-    async def _load(self, session: AsyncSession, game_id: str, *, lock: bool) -> GameView:
-        found = await queries.load_game(session, game_id, lock=lock)
+    async def _read(self, game_id: str) -> GameView:
+        async with self.readers.begin() as session:
+            return await self._load(session, game_id)
+
+    async def _load(self, session: AsyncSession, game_id: str) -> GameView:
+        found = await queries.load_game(session, game_id)
         if found is None:
             raise NotFound(f"There is no game {game_id!r}.")
         row, name = found
         return GameView(row, name, loads(row.snapshot), self.clock())
 
 
-def next_row(row: GameRecord, game: Game, now: int) -> GameRecord:
-    """The game's row after an accepted action at `now` (the clock starts at the first one)."""
-    started = row.started_ms if row.started_ms is not None else now
-    won = game.status is Status.WON
+def next_row(row: GameRecord, decision: Decision, now: int) -> GameRecord:
+    """The game's row after a change at `now`: the clock starts at the first move, and stops
+    when the game ends (won or abandoned)."""
+    game = decision.game
+    started = row.started_ms
+    if started is None and decision.move is not None:
+        started = now
+    finished, elapsed = row.finished_ms, row.elapsed_ms
+    if game.status is not Status.ACTIVE and row.status == Status.ACTIVE.value:
+        finished = now
+        elapsed = max(0, now - started) if started is not None else 0
     return replace(
         row,
         status=game.status.value,
@@ -526,23 +478,10 @@ def next_row(row: GameRecord, game: Game, now: int) -> GameRecord:
         version=row.version + 1,
         snapshot=dumps(game),
         started_ms=started,
-        finished_ms=now if won else row.finished_ms,
-        elapsed_ms=max(0, now - started) if won else row.elapsed_ms,
+        finished_ms=finished,
+        elapsed_ms=elapsed,
+        assisted=decision.assisted,
     )
-
-
-def changes(row: GameRecord) -> dict[str, object]:
-    """The columns an action changes."""
-    return {
-        "status": row.status,
-        "score": row.score,
-        "moves": row.moves,
-        "version": row.version,
-        "snapshot": row.snapshot,
-        "started_ms": row.started_ms,
-        "finished_ms": row.finished_ms,
-        "elapsed_ms": row.elapsed_ms,
-    }
 
 
 def resolve(game: Game, request: ActionRequest) -> Action:

@@ -20,12 +20,13 @@ from typing import TypeVar
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from server.domain import Clock, Principal, wall_clock_ms
 from server.engine import DealCode, Rule, Status
 from server.engine.codes import SEED_LIMIT, splitmix64
 from server.engine.snapshot import loads
 from server.engine.solver import SolveStatus, solve, solve_deal
-from server.errors import Forbidden, ServiceError
-from server.service import Clock, GameService, Principal, wall_clock_ms
+from server.errors import Forbidden, Problem
+from server.service import GameService
 from server.store import queries
 
 T = TypeVar("T")
@@ -37,7 +38,7 @@ WINNABLE_TRIES = 200
 DAILY_TRIES = 500
 
 
-class SolverBusy(ServiceError):
+class SolverBusy(Problem):
     status = 503
     slug = "solver-unavailable"
     title = "Solver unavailable"
@@ -138,9 +139,7 @@ class SolverService:
             return Hint(SolveStatus.UNKNOWN.value, None, None)
         if status != SolveStatus.WINNABLE or not line:
             return Hint(status, None, None)
-        async with self.writers.begin() as session:
-            await queries.update_game(session, game_id, assisted=True)
-        self.games.cache.drop(game_id)
+        await self.games.mark_assisted(player, game_id)
         return Hint(status, line[0], len(line))
 
     async def verdict(self, code: DealCode, take_backs: bool = True) -> tuple[str, int]:

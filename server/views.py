@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from server.domain import Applied, GameView, LoggedMove
 from server.engine import Game, card_text
 from server.engine.codes import deal_columns
-
-if TYPE_CHECKING:
-    from server.service import GameView
-    from server.store.queries import LoggedMove
 
 REPLAY_FORMAT = "russian-solitaire-replay"
 REPLAY_VERSION = 1
@@ -27,24 +23,22 @@ def iso(ms: int | None) -> str | None:
     )
 
 
-def action_body(move: str, game: dict[str, Any]) -> str:
-    """The response to an accepted action: `{"move": ..., "game": ...}`."""
-    return json.dumps({"move": move, "game": game}, ensure_ascii=False)
+def action_json(applied: Applied) -> dict[str, Any]:
+    """The answer to an accepted action: `{"move": ..., "game": ...}` (HTTP and WebSocket)."""
+    return {"move": applied.move, "game": game_json(applied.view)}
 
 
-def event_json(view: GameView, move: str | None, game: dict[str, Any] | None = None) -> str:
-    """The message pushed to a game's watchers after an accepted action (`move` is None for an
-    abandonment). The game is the public view: face-down cards are null."""
-    return json.dumps(
-        {
-            "type": "event",
-            "game_id": view.row.id,
-            "version": view.row.version,
-            "move": move,
-            "game": game if game is not None else game_json(view),
-        },
-        ensure_ascii=False,
-    )
+def event_json(applied: Applied) -> dict[str, Any]:
+    """The message pushed to a game's watchers after an accepted change (`move` is None for a
+    change that is not a move: an abandonment, a hint). Face-down cards are null."""
+    view = applied.view
+    return {
+        "type": "event",
+        "game_id": view.row.id,
+        "version": view.row.version,
+        "move": applied.move,
+        "game": game_json(view),
+    }
 
 
 def game_json(view: GameView) -> dict[str, Any]:
@@ -60,6 +54,7 @@ def game_json(view: GameView) -> dict[str, Any]:
         "elapsed_ms": view.elapsed_ms,
         "undo_available": game.undo_available,
         "version": row.version,
+        "assisted": row.assisted,
         "tableau": game.tableau_view(),
         "foundations": game.foundations_view(),
         "created_at": iso(row.created_ms),

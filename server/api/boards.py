@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from server.api.common import json_response, path_id, viewer
 from server.api.problems import validation_errors, validation_problem
 from server.api.schemas import BoardQueryIn, GamesQueryIn, Strict
+from server.domain import utc_day
 from server.engine import DealCode
 from server.keys import BOARDS
-from server.service import utc_day
 from server.store.boards import GameFilter
 from server.views import game_json, iso, replay_json
 

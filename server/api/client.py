@@ -14,7 +14,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from server.api.problems import Problem
+from server.errors import NotFound
 
 routes = web.RouteTableDef()
 
@@ -74,8 +74,8 @@ def matches(if_none_match: str | None, etag: str) -> bool:
     return any(tag == "*" or tag.removeprefix("W/") == etag for tag in tags)
 
 
-def not_found(name: str) -> Problem:
-    return Problem(404, "not-found", "Not found", f"There is no file {name!r} in the web client.")
+def not_found(name: str) -> NotFound:
+    return NotFound(f"There is no file {name!r} in the web client.")
 
 
 @routes.get("/")

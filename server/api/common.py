@@ -8,10 +8,15 @@ from typing import Any
 
 from aiohttp import web
 
-from server.api.problems import Problem
-from server.errors import Unauthorized
+from server.api.problems import invalid
+from server.domain import Principal
+from server.errors import NotFound, Unauthorized
 from server.keys import SERVICE
-from server.service import GameService, Principal
+from server.service import GameService
+
+TOKEN_MAX = 256
+"""The longest bearer token looked up (ours are 43 characters); longer ones are refused."""
+IDEMPOTENCY_KEY_MAX = 255
 
 
 def service(request: web.Request) -> GameService:
@@ -35,7 +40,7 @@ def path_id(request: web.Request, name: str = "id") -> str:
     try:
         return str(uuid.UUID(raw))
     except ValueError:
-        raise Problem(404, "not-found", "Not found", f"There is no resource {raw!r}.") from None
+        raise NotFound(f"There is no resource {raw!r}.") from None
 
 
 async def viewer(request: web.Request) -> Principal | None:
@@ -47,23 +52,20 @@ async def viewer(request: web.Request) -> Principal | None:
 
 async def authenticate(request: web.Request) -> Principal:
     header = request.headers.get("Authorization")
-    challenge = Unauthorized.headers
     if not header:
-        raise Problem(
-            401,
-            "unauthorized",
-            "Unauthorized",
-            "This call needs 'Authorization: Bearer <token>'.",
-            headers=challenge,
-        )
+        raise Unauthorized("This call needs 'Authorization: Bearer <token>'.")
     scheme, _, token = header.partition(" ")
     token = token.strip()
-    if scheme.lower() != "bearer" or not token or len(token) > 256:
-        raise Problem(
-            401,
-            "unauthorized",
-            "Unauthorized",
-            "The Authorization header must be 'Bearer <token>'.",
-            headers=challenge,
-        )
+    if scheme.lower() != "bearer" or not token or len(token) > TOKEN_MAX:
+        raise Unauthorized("The Authorization header must be 'Bearer <token>'.")
     return await service(request).authenticate(token)
+
+
+def idempotency_key(value: object, field: str) -> str | None:
+    """A request's idempotency key (the `Idempotency-Key` header, or the `idempotency_key` of a
+    WebSocket `act`): absent, or 1 to IDEMPOTENCY_KEY_MAX characters of text."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 1 <= len(value) <= IDEMPOTENCY_KEY_MAX:
+        raise invalid(field, f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
+    return value

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from server.api.common import authenticate, json_response, path_id, service, viewer
+from server.api.common import (
+    authenticate,
+    idempotency_key,
+    json_response,
+    path_id,
+    service,
+    viewer,
+)
 from server.api.problems import invalid, read_json, validation_problem
 from server.api.schemas import ActionIn, NewGameIn
+from server.domain import utc_day
 from server.engine import Card, DealCode, NotationError, Rule, place_text
 from server.keys import SOLVER
-from server.service import StoredResponse, utc_day
-from server.views import game_json, moves_json
+from server.views import action_json, game_json, moves_json
 
 routes = web.RouteTableDef()
 
-IDEMPOTENCY_KEY_MAX = 255
+REPLAYED = {"Idempotent-Replayed": "true"}
 
 
 @routes.post("/api/v1/games")
@@ -48,19 +55,10 @@ async def get_game(request: web.Request) -> web.Response:
 async def act(request: web.Request) -> web.Response:
     game_id = path_id(request)
     player = await authenticate(request)
-    key = request.headers.get("Idempotency-Key")
-    if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
-        raise invalid("Idempotency-Key", "must be 1 to 255 characters")
+    key = idempotency_key(request.headers.get("Idempotency-Key"), "Idempotency-Key")
     body = await read_json(request, ActionIn)
-    result = await service(request).act(player, game_id, body.request(), key)
-    if isinstance(result, StoredResponse):
-        return web.Response(
-            text=result.body,
-            status=result.status,
-            content_type="application/json",
-            headers={"Idempotent-Replayed": "true"},
-        )
-    return web.Response(text=result.body, content_type="application/json")
+    applied = await service(request).act(player, game_id, body.request(), key)
+    return json_response(action_json(applied), headers=REPLAYED if applied.replayed else None)
 
 
 @routes.get("/api/v1/games/{id}/moves")
@@ -138,5 +136,5 @@ async def daily(request: web.Request) -> web.Response:
 async def abandon(request: web.Request) -> web.Response:
     game_id = path_id(request)
     player = await authenticate(request)
-    view = await service(request).abandon(player, game_id)
-    return json_response(game_json(view))
+    applied = await service(request).abandon(player, game_id)
+    return json_response(game_json(applied.view))

@@ -20,9 +20,9 @@ from typing import Any
 from aiohttp import WSMsgType, web
 from pydantic import ValidationError
 
-from server.api.common import authenticate, service
+from server.api.common import TOKEN_MAX, authenticate, idempotency_key, service
+from server.api.middleware import TokenBucket
 from server.api.problems import (
-    Problem,
     invalid,
     known_problem,
     problem_body,
@@ -30,11 +30,11 @@ from server.api.problems import (
     validation_problem,
 )
 from server.api.schemas import ActionIn
+from server.domain import LoggedMove, Principal
 from server.engine.messages import negotiate
-from server.errors import NotFound, Unauthorized
+from server.errors import NotFound, Problem, Unauthorized
 from server.keys import BROKER, SETTINGS
-from server.service import Principal, StoredResponse
-from server.views import game_json
+from server.views import action_json, game_json
 
 log = logging.getLogger(__name__)
 
@@ -68,10 +68,7 @@ class Connection:
         self.close_code: int | None = None
         self.reason = ""
         self.sender_task: asyncio.Task[None] | None = None
-        rate = request.app[SETTINGS].rate_limit
-        self.rate = rate
-        self.tokens = max(1.0, rate)
-        self.last = time.monotonic()
+        self.bucket = TokenBucket(request.app[SETTINGS].rate_limit, time.monotonic())
 
     # ------------------------------------------------------------------ sending
 
@@ -132,7 +129,6 @@ class Connection:
             self.unwatch(game_id)  # an unknown or hidden game is not watched
             raise
         version = view.row.version
-        missed = [m for m in log_rows if since is not None and m.seq > since]
         if since is not None and (since > version or version - since > MISSED_LIMIT):
             self.push(
                 {
@@ -144,30 +140,8 @@ class Connection:
                 }
             )
         else:
-            for m in missed:
-                self.push(
-                    {
-                        "type": "event",
-                        "game_id": game_id,
-                        "version": m.seq,
-                        "move": m.move,
-                        "score": m.score,
-                        "missed": True,
-                    }
-                )
-            logged = log_rows[-1].seq if log_rows else 0
-            if since is not None and since < version and version > logged:
-                # The abandonment: an accepted action (a version) that is not a move.
-                self.push(
-                    {
-                        "type": "event",
-                        "game_id": game_id,
-                        "version": version,
-                        "move": None,
-                        "score": view.game.score,
-                        "missed": True,
-                    }
-                )
+            if since is not None:
+                self.push_missed(game_id, since, version, log_rows)
             self.push(
                 {
                     "type": "watching",
@@ -183,6 +157,32 @@ class Connection:
                 self.seen[game_id] = held_version
                 self.enqueue(event)
 
+    def push_missed(self, game_id: str, since: int, version: int, log: list[LoggedMove]) -> None:
+        """The changes after `since`, up to `version`, from the move log. A version without a log
+        entry is a change that is not a move (a hint marking the game assisted, an abandonment):
+        its event has `move` null and the score as it stood."""
+        score = 0
+        logged: dict[int, LoggedMove] = {}
+        for entry in log:
+            if entry.seq <= since:
+                score = entry.score
+            else:
+                logged[entry.seq] = entry
+        for seq in range(since + 1, version + 1):
+            found = logged.get(seq)
+            if found is not None:
+                score = found.score
+            self.push(
+                {
+                    "type": "event",
+                    "game_id": game_id,
+                    "version": seq,
+                    "move": found.move if found is not None else None,
+                    "score": score,
+                    "missed": True,
+                }
+            )
+
     def unwatch(self, game_id: str) -> None:
         watcher = self.watching.pop(game_id, None)
         if watcher is not None:
@@ -196,15 +196,7 @@ class Connection:
     # ------------------------------------------------------------------ messages
 
     def take_token(self) -> bool:
-        if self.rate <= 0:
-            return True
-        now = time.monotonic()
-        self.tokens = min(max(1.0, self.rate), self.tokens + (now - self.last) * self.rate)
-        self.last = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return True
-        return False
+        return self.bucket.take(time.monotonic()) == 0.0
 
     async def handle(self, raw: str) -> None:
         try:
@@ -251,7 +243,7 @@ class Connection:
             self.push({"type": "pong", "id": mid})
         elif kind == "auth":
             token = message.get("token")
-            if not isinstance(token, str) or not token or len(token) > 256:
+            if not isinstance(token, str) or not token or len(token) > TOKEN_MAX:
                 raise invalid("token", "expected the bearer token as text")
             self.player = await service(self.request).authenticate(token)
             self.push(
@@ -283,23 +275,17 @@ class Connection:
         action = message.get("action")
         if not isinstance(action, dict):
             raise invalid("action", "expected an action object, as the body of POST .../moves")
-        key = message.get("idempotency_key")
-        if key is not None and (not isinstance(key, str) or not 1 <= len(key) <= 255):
-            raise invalid("idempotency_key", "must be 1 to 255 characters")
+        key = idempotency_key(message.get("idempotency_key"), "idempotency_key")
         try:
             request = ActionIn.model_validate(action).request()
         except ValidationError as exc:
             raise validation_problem(
                 [{**e, "field": "action." + e["field"]} for e in validation_errors(exc)]
             ) from None
-        result = await service(self.request).act(self.player, game_id, request, key)
-        if isinstance(result, StoredResponse):
-            version = json.loads(result.body)["game"]["version"]
-        else:
-            version = result.view.row.version
-        # The body is the HTTP response, {"move": ..., "game": ...}: spliced, not re-encoded.
-        head = json.dumps({"type": "result", "id": mid, "game_id": game_id, "version": version})
-        self.enqueue(f"{head[:-1]}, {result.body[1:]}")
+        applied = await service(self.request).act(self.player, game_id, request, key)
+        version = applied.view.row.version
+        head = {"type": "result", "id": mid, "game_id": game_id, "version": version}
+        self.push(head | action_json(applied))
 
 
 def game_id_of(message: dict[str, Any]) -> str:
@@ -320,10 +306,9 @@ async def live(request: web.Request) -> web.StreamResponse:
     )
     if not ws.can_prepare(request).ok:
         raise Problem(
-            400,
-            "websocket-required",
-            "WebSocket required",
             "This address is a WebSocket endpoint: connect with an Upgrade: websocket request.",
+            slug="websocket-required",
+            title="WebSocket required",
         )
     connection = Connection(request, ws)
     if request.headers.get("Authorization"):

@@ -39,36 +39,57 @@ async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamR
     return response
 
 
-class RateLimiter:
-    """A token bucket per client: `rate` requests a second, bursts of up to `rate`.
+class TokenBucket:
+    """`rate` requests a second, bursts of up to `rate` (at least 1): the rate limit of an HTTP
+    client and of a WebSocket connection (SPEC 2.7; `rate` 0 lets everything through)."""
 
-    A client is the player of a bearer token this process has verified, else its address.
-    """
+    __slots__ = ("capacity", "last", "rate", "tokens")
+
+    def __init__(self, rate: float, now: float) -> None:
+        self.rate = rate
+        self.capacity = max(1.0, rate)
+        self.tokens = self.capacity
+        self.last = now
+
+    def take(self, now: float) -> float:
+        """0 when the request may go ahead, else the seconds to wait."""
+        if self.rate <= 0:
+            return 0.0
+        self.tokens = min(self.capacity, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return 0.0
+        return (1.0 - self.tokens) / self.rate
+
+    def full(self, now: float) -> bool:
+        return self.tokens + (now - self.last) * self.rate >= self.capacity
+
+
+class RateLimiter:
+    """A `TokenBucket` per client: the player of a bearer token this process has verified,
+    else its address."""
 
     MAX_CLIENTS = 50_000
 
     def __init__(self, rate: float, trust_forwarded: bool = False) -> None:
         self.rate = rate
         self.trust_forwarded = trust_forwarded
-        self.capacity = max(1.0, rate)
-        self.buckets: dict[str, tuple[float, float]] = {}
+        self.buckets: dict[str, TokenBucket] = {}
 
     def take(self, client: str, now: float) -> float:
         """0 when the request may go ahead, else the seconds to wait."""
-        tokens, last = self.buckets.get(client, (self.capacity, now))
-        tokens = min(self.capacity, tokens + (now - last) * self.rate)
-        if tokens >= 1.0:
-            self.buckets[client] = (tokens - 1.0, now)
-            if len(self.buckets) > self.MAX_CLIENTS:
-                self._forget_idle(now)
-            return 0.0
-        self.buckets[client] = (tokens, now)
-        return (1.0 - tokens) / self.rate
+        bucket = self.buckets.get(client)
+        if bucket is None:
+            bucket = self.buckets[client] = TokenBucket(self.rate, now)
+        wait = bucket.take(now)
+        if len(self.buckets) > self.MAX_CLIENTS:
+            self._forget_idle(now)
+        return wait
 
     def _forget_idle(self, now: float) -> None:
-        full = self.capacity / self.rate
-        for client, (_, last) in list(self.buckets.items()):
-            if now - last >= full:
+        for client, bucket in list(self.buckets.items()):
+            if bucket.full(now):
                 del self.buckets[client]
 
     def client(self, request: web.Request) -> str:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from server.engine import IllegalMove, NotationError
 from server.engine.messages import negotiate, title
-from server.errors import ServiceError
+from server.errors import InvalidInput, MalformedJson, Problem
 
 log = logging.getLogger(__name__)
 
@@ -21,27 +21,6 @@ CONTENT_TYPE = "application/problem+json"
 
 M = TypeVar("M", bound=BaseModel)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-class Problem(Exception):
-    """A problem raised by a handler: it becomes the response as it is."""
-
-    def __init__(
-        self,
-        status: int,
-        slug: str,
-        title: str,
-        detail: str,
-        headers: dict[str, str] | None = None,
-        **extra: Any,
-    ) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.slug = slug
-        self.title = title
-        self.detail = detail
-        self.headers = headers or {}
-        self.extra = extra
 
 
 def problem_body(status: int, slug: str, title: str, detail: str, **extra: Any) -> dict[str, Any]:
@@ -102,7 +81,7 @@ def invalid(field: str, message: str) -> Problem:
 
 def validation_problem(errors: list[dict[str, str]]) -> Problem:
     summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-    return Problem(422, "validation-error", "Validation error", summary, errors=errors)
+    return InvalidInput(summary, errors=errors)
 
 
 async def read_json(request: web.Request, model: type[M]) -> M:
@@ -113,10 +92,9 @@ async def read_json(request: web.Request, model: type[M]) -> M:
         data = json.loads(raw) if raw.strip() else {}
     except RecursionError:
         detail = "The body is JSON nested too deeply for this server."
-        raise Problem(400, "malformed-json", "Malformed JSON", detail) from None
+        raise MalformedJson(detail) from None
     except (ValueError, UnicodeDecodeError) as exc:
-        detail = f"The body is not JSON: {exc}."
-        raise Problem(400, "malformed-json", "Malformed JSON", detail) from None
+        raise MalformedJson(f"The body is not JSON: {exc}.") from None
     if not isinstance(data, dict):
         raise invalid("body", "expected a JSON object")
     try:
@@ -155,8 +133,6 @@ def known_problem(exc: Exception, lang: str) -> dict[str, Any] | None:
         return illegal_move_body(exc, lang)
     if isinstance(exc, NotationError):
         return problem_body(422, "validation-error", "Validation error", str(exc))
-    if isinstance(exc, ServiceError):
-        return problem_body(exc.status, exc.slug, exc.title, exc.detail, **exc.extra)
     return None
 
 
@@ -176,7 +152,7 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
             body = problem_body(
                 500, "internal-error", "Internal server error", "The server failed to answer."
             )
-        headers = dict(exc.headers) if isinstance(exc, Problem | ServiceError) else {}
+        headers = dict(exc.headers) if isinstance(exc, Problem) else {}
         if isinstance(exc, IllegalMove):
             headers["Content-Language"] = lang
         return web.Response(

@@ -16,8 +16,8 @@ from pydantic import (
     model_validator,
 )
 
+from server.domain import ActionRequest
 from server.engine import Card, DealCode, Rule, parse_place
-from server.service import ActionRequest
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
 

@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 from sqlalchemy import ColumnElement, Select, false, or_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.domain import GameRecord, LoggedMove
 from server.store.models import GameRow, MoveRow, Player
-from server.store.queries import GAME_COLUMNS, LOG_COLUMNS, GameRecord, LoggedMove
+from server.store.queries import GAME_COLUMNS, LOG_COLUMNS
 
 S = TypeVar("S", bound=Select[Any])
 

@@ -2,7 +2,8 @@
 
 SQLite is put in WAL mode with a busy timeout, and every write transaction starts with
 `BEGIN IMMEDIATE`, so that writers are serialized (SQLite's single writer) instead of failing on
-a lock upgrade. PostgreSQL serializes writes per game with `SELECT ... FOR UPDATE`.
+a lock upgrade. Changes to a game are written by `server.store.commits`, conditional on the
+game's version.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -26,6 +27,8 @@ from server.settings import async_url
 
 MIGRATIONS = migrations_dir()
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+CHANNEL = "solitaire_events"
+"""The PostgreSQL NOTIFY channel of game events (`server.broker`, `server.store.commits`)."""
 
 
 def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
@@ -40,18 +43,37 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     )
 
 
+def configure_sqlite_connection(connection: Any) -> None:
+    """The settings of every SQLite connection (SQLAlchemy's and the committer's): WAL, a busy
+    timeout, foreign keys, and `synchronous=FULL` (a commit is on disk before the response that
+    acknowledges it is sent)."""
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.close()
+
+
+def asyncpg_connect_args(url: str) -> dict[str, Any]:
+    """The keyword arguments of `asyncpg.connect` / `create_pool` for a PostgreSQL URL (the
+    committer's pool and the broker's listening connection)."""
+    parsed = make_url(async_url(url))
+    return {
+        "host": parsed.host,
+        "port": parsed.port,
+        "user": parsed.username,
+        "password": parsed.password,
+        "database": parsed.database,
+    }
+
+
 def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let SQLAlchemy emit BEGIN itself (the driver's own transaction handling is off).
         dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        # FULL: a commit is on disk before the response that acknowledges it is sent.
-        cursor.execute("PRAGMA synchronous=FULL")
-        cursor.close()
+        configure_sqlite_connection(dbapi_connection)
 
     @event.listens_for(engine.sync_engine, "begin")
     def on_begin(connection: Connection) -> None:

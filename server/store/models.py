@@ -88,13 +88,13 @@ class MoveRow(Base):
 
 
 class IdempotencyRecord(Base):
-    """The first response to an action sent with an `Idempotency-Key`, per player and key."""
+    """The answer to an action sent with an `Idempotency-Key`, per player and key: the
+    request's fingerprint and the applied change as data (`server.store.commits`)."""
 
     __tablename__ = "idempotency_keys"
 
     player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     fingerprint: Mapped[str] = mapped_column(String(64))
-    status_code: Mapped[int] = mapped_column(Integer)
-    body: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text)
     created_ms: Mapped[int] = mapped_column(BigInteger)

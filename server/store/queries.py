@@ -5,12 +5,12 @@ Each takes an open session and never commits: the caller owns the transaction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import Any
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.domain import GAME_FIELDS, GameRecord, LoggedMove
 from server.store.models import DealVerdict, GameRow, IdempotencyRecord, MoveRow, Player
 
 
@@ -37,70 +37,20 @@ async def insert_game(session: AsyncSession, **values: Any) -> None:
     await session.execute(insert(GameRow).values(**values))
 
 
-@dataclass(slots=True)
-class GameRecord:
-    """A row of `games` as plain data (not an ORM object, so changing it writes nothing)."""
-
-    id: str
-    player_id: str
-    code: str
-    rule: str
-    chosen: bool
-    status: str
-    score: int
-    moves: int
-    version: int
-    snapshot: str
-    created_ms: int
-    started_ms: int | None
-    finished_ms: int | None
-    elapsed_ms: int | None
-    assisted: bool
-    daily: str | None = None
-    practice: bool = False
+GAME_COLUMNS = [getattr(GameRow, name) for name in GAME_FIELDS]
 
 
-GAME_COLUMNS = [getattr(GameRow, f.name) for f in fields(GameRecord)]
-
-
-async def load_game(
-    session: AsyncSession, game_id: str, *, lock: bool = False
-) -> tuple[GameRecord, str] | None:
-    """The game and its player's name; `lock` takes the row lock (FOR UPDATE)."""
+async def load_game(session: AsyncSession, game_id: str) -> tuple[GameRecord, str] | None:
+    """The game and its player's name."""
     query = (
         select(*GAME_COLUMNS, Player.name)
         .join(Player, Player.id == GameRow.player_id)
         .where(GameRow.id == game_id)
     )
-    if lock:
-        query = query.with_for_update(of=GameRow)
     row = (await session.execute(query)).first()
     if row is None:
         return None
     return GameRecord(*row[:-1]), row[-1]
-
-
-async def update_game(session: AsyncSession, game_id: str, **values: Any) -> None:
-    await session.execute(update(GameRow).where(GameRow.id == game_id).values(**values))
-
-
-async def append_move(
-    session: AsyncSession, game_id: str, seq: int, move: str, score: int, at_ms: int
-) -> None:
-    await session.execute(
-        insert(MoveRow).values(game_id=game_id, seq=seq, move=move, score=score, at_ms=at_ms)
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class LoggedMove:
-    """One entry of a move log (plain data: a log can be long, ORM objects are costly)."""
-
-    game_id: str
-    seq: int
-    move: str
-    score: int
-    at_ms: int
 
 
 LOG_COLUMNS = (MoveRow.game_id, MoveRow.seq, MoveRow.move, MoveRow.score, MoveRow.at_ms)
@@ -136,11 +86,15 @@ async def insert_deal_verdict(
     )
 
 
-async def idempotency_record(
+async def idempotency_answer(
     session: AsyncSession, player_id: str, key: str
-) -> IdempotencyRecord | None:
-    return await session.get(IdempotencyRecord, (player_id, key))
-
-
-async def insert_idempotency_record(session: AsyncSession, **values: Any) -> None:
-    await session.execute(insert(IdempotencyRecord).values(**values))
+) -> tuple[str, str] | None:
+    """The (fingerprint, answer) stored with a player's idempotency key, if any."""
+    row = (
+        await session.execute(
+            select(IdempotencyRecord.fingerprint, IdempotencyRecord.answer).where(
+                IdempotencyRecord.player_id == player_id, IdempotencyRecord.key == key
+            )
+        )
+    ).first()
+    return (row[0], row[1]) if row else None

@@ -25,6 +25,7 @@ GAME_KEYS = {
     "elapsed_ms",
     "undo_available",
     "version",
+    "assisted",
     "tableau",
     "foundations",
     "created_at",

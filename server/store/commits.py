@@ -1,0 +1,246 @@
+"""The one write of every accepted change to a game, committed as one unit.
+
+A `GameCommit` is "update the game if it is still at the version before this one", with, in the
+same transaction, the move-log entry (for an action), the idempotency record (for a request
+with an `Idempotency-Key`) and, on PostgreSQL, the watchers' notification (delivered on commit
+and only on commit). Through SQLAlchemy's async layer each statement costs about 200 µs of CPU,
+so this runs on the database driver itself, with the fewest round trips each database allows:
+
+- PostgreSQL: one statement (`WITH g AS (UPDATE ... WHERE version = $2 RETURNING ...), m AS
+  (INSERT INTO moves ...), k AS (INSERT INTO idempotency_keys ...) SELECT pg_notify(...)`) in
+  its own implicit transaction, on an asyncpg pool.
+- SQLite: `BEGIN IMMEDIATE; UPDATE ...; INSERT ...; INSERT ...; COMMIT` in one hop to a
+  dedicated writer thread with its own connection.
+
+The outcome says what happened: `COMMITTED`; `STALE` (the game is at another version: another
+process changed it; nothing was written); `KEY_TAKEN` (the player's idempotency key already has
+a record: nothing was written, and the stored answer is the one to give). The unique
+(game_id, seq) key of the move log is the last guard.
+
+The idempotency record keeps the answer as data (`encode_answer`): the change's move and the
+game as it was right after it, so that a retry is answered with exactly the first answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import json
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from functools import cache
+from typing import Any, Protocol
+
+from sqlalchemy.engine import make_url
+
+from server.domain import STATE_FIELDS, Applied, GameRecord, GameView
+from server.engine.snapshot import loads
+from server.settings import async_url
+from server.store.db import CHANNEL, asyncpg_connect_args, configure_sqlite_connection
+
+
+class Outcome(enum.Enum):
+    COMMITTED = "committed"
+    STALE = "stale"
+    KEY_TAKEN = "key_taken"
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyRecord:
+    """What a request with an `Idempotency-Key` leaves behind: the request's fingerprint and the
+    answer to give again (`encode_answer`)."""
+
+    player_id: str
+    key: str
+    fingerprint: str
+    answer: str
+    created_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameCommit:
+    """One accepted change: `row` is the game after it (at the version after the expected one);
+    `move` and `at_ms` make its move-log entry (None for a change that is not a move); `record`
+    is stored with it; `notify` is the payload to `pg_notify` (PostgreSQL)."""
+
+    row: GameRecord
+    move: str | None = None
+    at_ms: int = 0
+    record: IdempotencyRecord | None = None
+    notify: str | None = None
+
+    def state(self) -> list[Any]:
+        return [getattr(self.row, name) for name in STATE_FIELDS]
+
+
+class Committer(Protocol):
+    async def commit(self, c: GameCommit) -> Outcome: ...
+
+    async def close(self) -> None: ...
+
+
+def encode_answer(applied: Applied) -> str:
+    """The answer to keep with an idempotency record: the move and the game right after it."""
+    view = applied.view
+    return json.dumps(
+        {
+            "move": applied.move,
+            "row": asdict(view.row),
+            "player_name": view.player_name,
+            "now_ms": view.now_ms,
+        },
+        ensure_ascii=False,
+    )
+
+
+def decode_answer(text: str) -> Applied:
+    """The stored answer again, as the same value (marked `replayed`)."""
+    data = json.loads(text)
+    row = GameRecord(**data["row"])
+    view = GameView(row, data["player_name"], loads(row.snapshot), data["now_ms"])
+    return Applied(data["move"], view, replayed=True)
+
+
+# ---------------------------------------------------------------- PostgreSQL
+
+_RECORD_COLUMNS = ("player_id", "key", "fingerprint", "answer", "created_ms")
+
+
+@cache
+def _pg_statement(log: bool, record: bool, notify: bool) -> str:
+    """The one statement of a commit: $1 the game id, $2 the expected version, then the state
+    columns, then the move text and time (`log`), the record's columns (`record`) and the
+    payload (`notify`)."""
+    n = 3
+    sets = []
+    for name in STATE_FIELDS:
+        sets.append(f"{name} = ${n}")
+        n += 1
+    parts = [
+        f"g AS (UPDATE games SET {', '.join(sets)} WHERE id = $1 AND version = $2 "
+        "RETURNING id, version, score)"
+    ]
+    if log:
+        parts.append(
+            "m AS (INSERT INTO moves (game_id, seq, move, score, at_ms) "
+            f"SELECT id, version, ${n}, score, ${n + 1} FROM g)"
+        )
+        n += 2
+    if record:
+        values = ", ".join(f"${n + i}" for i in range(len(_RECORD_COLUMNS)))
+        parts.append(
+            f"k AS (INSERT INTO idempotency_keys ({', '.join(_RECORD_COLUMNS)}) "
+            f"SELECT {values} FROM g)"
+        )
+        n += len(_RECORD_COLUMNS)
+    final = f"SELECT pg_notify('{CHANNEL}', ${n}) FROM g" if notify else "SELECT 1 FROM g"
+    return "WITH " + ", ".join(parts) + " " + final
+
+
+class PgCommitter:
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+
+    @classmethod
+    async def open(cls, url: str, size: int = 10) -> PgCommitter:
+        import asyncpg
+
+        pool = await asyncpg.create_pool(**asyncpg_connect_args(url), min_size=0, max_size=size)
+        return cls(pool)
+
+    async def commit(self, c: GameCommit) -> Outcome:
+        import asyncpg
+
+        args: list[Any] = [c.row.id, c.row.version - 1, *c.state()]
+        if c.move is not None:
+            args += [c.move, c.at_ms]
+        if c.record is not None:
+            args += [getattr(c.record, name) for name in _RECORD_COLUMNS]
+        if c.notify is not None:
+            args.append(c.notify)
+        sql = _pg_statement(c.move is not None, c.record is not None, c.notify is not None)
+        try:
+            status: str = await self.pool.execute(sql, *args)
+        except asyncpg.UniqueViolationError as exc:
+            if exc.table_name == "idempotency_keys":
+                return Outcome.KEY_TAKEN
+            raise
+        return Outcome.COMMITTED if status.endswith(" 1") else Outcome.STALE
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+
+# ---------------------------------------------------------------- SQLite
+
+_SQLITE_UPDATE = (
+    f"UPDATE games SET {', '.join(f'{name} = ?' for name in STATE_FIELDS)} "
+    "WHERE id = ? AND version = ?"
+)
+_SQLITE_LOG = "INSERT INTO moves (game_id, seq, move, score, at_ms) VALUES (?, ?, ?, ?, ?)"
+_SQLITE_RECORD = (
+    f"INSERT INTO idempotency_keys ({', '.join(_RECORD_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in _RECORD_COLUMNS)})"
+)
+
+
+class SqliteCommitter:
+    def __init__(self, path: str) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
+        self.path = path
+        self.connection: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.connection is None:
+            connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            configure_sqlite_connection(connection)
+            self.connection = connection
+        return self.connection
+
+    def _commit(self, c: GameCommit) -> Outcome:
+        connection = self._connect()
+        row = c.row
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            cursor = connection.execute(_SQLITE_UPDATE, (*c.state(), row.id, row.version - 1))
+            if cursor.rowcount != 1:
+                connection.execute("ROLLBACK")
+                return Outcome.STALE
+            if c.move is not None:
+                connection.execute(_SQLITE_LOG, (row.id, row.version, c.move, row.score, c.at_ms))
+            if c.record is not None:
+                try:
+                    connection.execute(
+                        _SQLITE_RECORD, tuple(getattr(c.record, n) for n in _RECORD_COLUMNS)
+                    )
+                except sqlite3.IntegrityError as exc:
+                    if "idempotency_keys" not in str(exc):
+                        raise
+                    connection.execute("ROLLBACK")
+                    return Outcome.KEY_TAKEN
+            connection.execute("COMMIT")
+            return Outcome.COMMITTED
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+
+    async def commit(self, c: GameCommit) -> Outcome:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, self._commit, c)
+
+    def _close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self.executor, self._close)
+        self.executor.shutdown(wait=True)
+
+
+async def open_committer(url: str) -> Committer:
+    parsed = make_url(async_url(url))
+    if parsed.get_backend_name() == "sqlite":
+        return SqliteCommitter(parsed.database or ":memory:")
+    return await PgCommitter.open(url)
