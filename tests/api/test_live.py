@@ -679,3 +679,54 @@ async def test_flooding_closes_with_1008(
     finally:
         for live in opened:
             await live.ws.close()
+
+
+async def test_a_hint_reaches_the_watchers_as_a_change_of_its_own(
+    client: TestClient[Any, Any], api: Api, connect: Connect
+) -> None:
+    """The first hint marks the game assisted: a version of its own, an event with a null move;
+    a later hint changes nothing. A watcher that reconnects with `since` gets it as missed."""
+    won = vectors()[0]
+    _, auth = await api.player()
+    game_id = (await api.game(auth, code=won["code"]))["id"]
+    for text in won["actions"][:2]:
+        await api.act(auth, game_id, action_body(text))
+    watcher = await connect()
+    watching = await watcher.request({"type": "watch", "id": "w", "game_id": game_id})
+    assert (watching["version"], watching["game"]["assisted"]) == (2, False)
+
+    response = await client.get(f"/api/v1/games/{game_id}/hint", headers=auth)
+    assert response.status == 200, await response.text()
+    assert (await response.json())["status"] == "winnable"
+    event = await watcher.receive()
+    assert {k: event[k] for k in ("type", "game_id", "version", "move")} == {
+        "type": "event",
+        "game_id": game_id,
+        "version": 3,
+        "move": None,
+    }
+    assert event["game"]["assisted"] is True
+    game = await state(client, game_id)
+    assert (game["version"], game["assisted"], game["moves"]) == (3, True, 2)
+    assert event["game"] == game | {"elapsed_ms": event["game"]["elapsed_ms"]}
+
+    # A second hint is no change: no version, no event.
+    response = await client.get(f"/api/v1/games/{game_id}/hint", headers=auth)
+    assert response.status == 200
+    assert (await state(client, game_id))["version"] == 3
+    # The next move is version 4; its event comes right after, nothing in between.
+    await api.act(auth, game_id, action_body(won["actions"][2]))
+    event = await watcher.receive()
+    assert (event["version"], event["move"]) == (4, won["actions"][2])
+    assert [entry["seq"] for entry in await move_log(client, game_id)] == [1, 2, 4]
+
+    late = await connect()
+    await late.send({"type": "watch", "id": "s", "game_id": game_id, "since": 1})
+    missed = [await late.receive() for _ in range(3)]
+    assert [(m["version"], m["move"], m["missed"]) for m in missed] == [
+        (2, won["actions"][1], True),
+        (3, None, True),
+        (4, won["actions"][2], True),
+    ]
+    assert missed[1]["score"] == missed[0]["score"]
+    assert (await late.receive())["type"] == "watching"
