@@ -1,19 +1,55 @@
-"""Load test of the move endpoint over real HTTP, beside a bare baseline in the same run.
+"""Load test of the move endpoint over real HTTP: keyed and keyless actions, beside bare baselines.
 
-Two drivers. The Python driver plays real games (below). When `wrk` is installed (Debian
-package `wrk`), a second measurement drives the server with wrk (one C thread, 64 connections,
-a few thousand games alternating a move and its undo: every request an accepted action), beside
-the bare baseline endpoint in its raw-asyncpg and SQLAlchemy modes, alternating rounds. The wrk
-figures are the server's own: the Python driver's figures include its own CPU on this 2-core
-machine.
+Real clients (the web client) send an `Idempotency-Key` header, a fresh uuid4, with every
+action. So every measurement here is made twice in each round, *keyed* (a fresh key on every
+request) and *keyless* (no key), one right after the other against the same server process,
+keyed first in odd rounds and keyless first in even rounds. The machine is shared and absolute
+figures drift by up to 20% between runs: compare ratios within one run (`*_keyed_to_keyless`,
+`*_ratio_to_*baseline`), not figures across runs.
 
-Starts the server (one process) on PostgreSQL (a fresh database `solitaire_bench` on
-$BENCH_PG_URL, default postgresql://postgres@127.0.0.1:5432/test's server) and then on SQLite,
-and drives it with N concurrent players, each playing random legal moves of its own game (its
-legal moves come from a local copy of the engine following the deal code it asked for, so no
-request is spent on them; now and then it undoes). Rounds alternate with the bare baseline
-(bench/baseline_server.py: one SELECT ... FOR UPDATE + INSERT + UPDATE transaction per request)
-because the machine is shared and only ratios are stable. Prints `name=value` figures.
+1. The Python driver, on PostgreSQL (`pg_*`) and then on SQLite (`sqlite_*`). Each round starts
+   one server process (`python -m server`, RATE_LIMIT=0; one database for the whole run: a
+   fresh PostgreSQL database `solitaire_bench` on $BENCH_PG_URL's server, or a fresh SQLite
+   file) and drives it with BENCH_PLAYERS (64) concurrent players for BENCH_SECONDS, keyed and
+   then keyless (or the other way round). Each player signs up, starts a game of a random
+   classic deal and plays random legal moves of it, undoing now and then (5%); its legal moves
+   come from a local copy of the engine following the deal code it asked for, so no request is
+   spent on them. A player whose game is over starts another. Both variants use the same seed,
+   so the same deals and moves, on fresh players and games. Then the bare baseline
+   (bench/baseline_server.py in mode pg_orm / sqlite_orm: one SELECT ... FOR UPDATE + INSERT +
+   UPDATE transaction per request through SQLAlchemy) gets BENCH_SECONDS in its own process.
+   The driver shares the 2 cores with the server, so its rates include its own CPU; the server
+   CPU per move (user + system, from /proc) is the steadier figure.
+2. wrk on PostgreSQL (`wrk_pg_*`, `wrk_keyed_to_keyless`), when `wrk` is installed (Debian
+   package `wrk`). Each round: a fresh database and server process, one player, two fresh sets
+   of WRK_GAMES games of one deal (one set per variant, so that a keyed run and a keyless run
+   never meet on one game's move/undo phase), and `wrk -t1 -c64 -d BENCH_WRK_SECONDS --latency
+   --timeout 10s` with bench/wrk_move.lua on each set: every game alternates "AC-f" and "undo",
+   so every request is an accepted action; keyed, the script sends a fresh
+   `Idempotency-Key: <run uuid>-<n>` on each request. Then the bare baselines pg_raw (raw
+   asyncpg) and pg_orm, each in a fresh database, with bench/wrk_baseline.lua. wrk's figures
+   are the server's own (wrk's C thread costs little).
+3. wrk on SQLite (`wrk_sqlite_*`): the same keyed/keyless pair on a fresh SQLite file per round.
+
+Figures, printed last as `name=value` lines (medians over the rounds; counts are sums):
+
+- Python driver: `{pg,sqlite}_{keyed,keyless}_moves_per_s`, `_p50_ms`, `_p99_ms`, `_errors`
+  (non-200 answers), `_server_cpu_us_per_move`; `{pg,sqlite}_keyed_to_keyless` (moves/s) and
+  `{pg,sqlite}_keyed_to_keyless_cpu` (server CPU per move); `{pg,sqlite}_baseline_req_per_s`,
+  `{pg,sqlite}_baseline_cpu_us_per_req`, `{pg,sqlite}_{keyed,keyless}_ratio_to_baseline`;
+- wrk: `wrk_{pg,sqlite}_{keyed,keyless}_moves_per_s`, `_p99_ms`, `_non_2xx`, `_timeouts`
+  (answers slower than 10 s, left out of the p99); `wrk_keyed_to_keyless` (PostgreSQL),
+  `wrk_sqlite_keyed_to_keyless`; `wrk_pg_raw_baseline_req_per_s`,
+  `wrk_pg_orm_baseline_req_per_s`, `wrk_{keyed,keyless}_ratio_to_pg_{raw,orm}`;
+- `bench_seconds`: how long the whole run took.
+
+With no arguments the run takes three to four minutes on a 2-core machine. Environment:
+BENCH_PLAYERS (64), BENCH_SECONDS (4), BENCH_WRK_SECONDS (7), BENCH_ROUNDS (2), BENCH_PG_URL
+(postgresql://postgres@127.0.0.1:5432/test: only its server is used; the script creates and
+drops its own `solitaire_bench*` databases).
+
+The servers run from this file's checkout (its parent directory), also when another checkout of
+the project is installed in editable mode: e.g. a `git worktree` of a clean commit.
 """
 
 from __future__ import annotations
@@ -28,20 +64,35 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import aiohttp
 import asyncpg
 from yarl import URL
 
-from server.engine import DealCode, Game, Rule
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # this checkout's server, not an editable install of another one
+    sys.path.insert(0, str(ROOT))
+
+from server.engine import DealCode, Game, Rule  # noqa: E402
 
 PLAYERS = int(os.environ.get("BENCH_PLAYERS", "64"))
-SECONDS = float(os.environ.get("BENCH_SECONDS", "10"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
+WRK_SECONDS = int(os.environ.get("BENCH_WRK_SECONDS", "7"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
 PG_URL = os.environ.get("BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
-ROOT = Path(__file__).resolve().parent.parent
+WRK_GAMES = 3000
+WRK_MOVE = ROOT / "bench" / "wrk_move.lua"
+WRK_BASELINE = ROOT / "bench" / "wrk_baseline.lua"
+VARIANTS = ("keyed", "keyless")
+
+
+def variants(round_: int) -> tuple[str, str]:
+    """The order of the two variants in a round: keyed first in odd rounds (1, 3, ...)."""
+    return VARIANTS if round_ % 2 == 0 else (VARIANTS[1], VARIANTS[0])
 
 
 async def fresh_pg(name: str) -> str:
@@ -54,15 +105,24 @@ async def fresh_pg(name: str) -> str:
     return str(URL(PG_URL).with_path("/" + name))
 
 
-async def start(args: list[str], port: int) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, RATE_LIMIT="0")
-    process = subprocess.Popen(
+class Server(subprocess.Popen[bytes]):
+    log: IO[bytes]
+
+
+async def start(args: list[str], port: int) -> Server:
+    """Start `python ARGS --port PORT` in ROOT and wait for its /readyz."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, RATE_LIMIT="0", PYTHONPATH=path)
+    # The server's log goes to a file, closed by stop(): a pipe nobody reads could fill up.
+    log = tempfile.TemporaryFile()  # noqa: SIM115
+    process = Server(
         [sys.executable, *args, "--port", str(port)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
     )
+    process.log = log
     async with aiohttp.ClientSession() as session:
         for _ in range(300):
             try:
@@ -72,9 +132,11 @@ async def start(args: list[str], port: int) -> subprocess.Popen[bytes]:
             except aiohttp.ClientError:
                 pass
             if process.poll() is not None:
-                raise RuntimeError(process.stderr.read().decode() if process.stderr else "died")
+                log.seek(0)
+                raise RuntimeError(f"{args} failed:\n{log.read().decode(errors='replace')}")
             await asyncio.sleep(0.1)
-    raise RuntimeError("server did not start")
+    stop(process)
+    raise RuntimeError(f"{args} did not start")
 
 
 def cpu_seconds(process: subprocess.Popen[bytes]) -> float:
@@ -83,17 +145,23 @@ def cpu_seconds(process: subprocess.Popen[bytes]) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: Server) -> None:
     process.terminate()
     try:
         process.wait(15)
     except subprocess.TimeoutExpired:
         process.kill()
+        process.wait()
+    process.log.close()
 
 
 class Player:
-    def __init__(self, session: aiohttp.ClientSession, base: str, rng: random.Random) -> None:
-        self.session, self.base, self.rng = session, base, rng
+    """One client playing its own game; `keyed`: a fresh `Idempotency-Key` on every action."""
+
+    def __init__(
+        self, session: aiohttp.ClientSession, base: str, rng: random.Random, keyed: bool = True
+    ) -> None:
+        self.session, self.base, self.rng, self.keyed = session, base, rng, keyed
         self.auth: dict[str, str] = {}
         self.game_id = ""
         self.game: Game | None = None
@@ -110,6 +178,10 @@ class Player:
             self.game_id = (await response.json())["id"]
         self.game = Game.deal(code)
 
+    def idempotency_key(self) -> str | None:
+        """A fresh key for one action (as the web client makes one), or None when keyless."""
+        return str(uuid.uuid4()) if self.keyed else None
+
     def next_action(self) -> dict[str, Any] | None:
         game = self.game
         assert game is not None
@@ -124,12 +196,39 @@ class Player:
         card, place = str(move).split("-")
         return {"card": card, "to": place}
 
+    async def act(self, body: dict[str, Any]) -> int:
+        """POST one action; its status."""
+        key = self.idempotency_key()
+        headers = self.auth if key is None else {**self.auth, "Idempotency-Key": key}
+        async with self.session.post(
+            f"{self.base}/api/v1/games/{self.game_id}/moves", json=body, headers=headers
+        ) as response:
+            await response.read()
+            return response.status
 
-async def drive_server(base: str, seconds: float) -> tuple[int, list[float], int]:
+
+@dataclass
+class Drive:
+    """One driver run: actions answered, their latencies (s, sorted), non-200 answers."""
+
+    count: int
+    seconds: float
+    latencies: list[float]
+    errors: int
+
+    @property
+    def rate(self) -> float:
+        return self.count / self.seconds
+
+
+async def drive_server(base: str, seconds: float, keyed: bool = True) -> Drive:
+    """PLAYERS players acting over HTTP for `seconds` (after signing up and dealing)."""
     rng = random.Random(7)
     connector = aiohttp.TCPConnector(limit=PLAYERS)
     async with aiohttp.ClientSession(connector=connector) as session:
-        players = [Player(session, base, random.Random(rng.random())) for _ in range(PLAYERS)]
+        players = [
+            Player(session, base, random.Random(rng.random()), keyed) for _ in range(PLAYERS)
+        ]
         await asyncio.gather(*(p.sign_up() for p in players))
         await asyncio.gather(*(p.new_game() for p in players))
         latencies: list[float] = []
@@ -144,21 +243,17 @@ async def drive_server(base: str, seconds: float) -> tuple[int, list[float], int
                     await player.new_game()
                     continue
                 t0 = time.perf_counter()
-                async with session.post(
-                    f"{base}/api/v1/games/{player.game_id}/moves", json=body, headers=player.auth
-                ) as response:
-                    await response.read()
-                    if response.status != 200:
-                        errors += 1
+                status = await player.act(body)
                 latencies.append(time.perf_counter() - t0)
+                errors += status != 200
 
-        start = time.perf_counter()
+        start_t = time.perf_counter()
         await asyncio.gather(*(run(p) for p in players))
-        elapsed = time.perf_counter() - start
-    return len(latencies), sorted(latencies), errors if elapsed else 0
+        elapsed = time.perf_counter() - start_t
+    return Drive(len(latencies), elapsed, sorted(latencies), errors)
 
 
-async def drive_baseline(base: str, seconds: float) -> tuple[int, list[float], int]:
+async def drive_baseline(base: str, seconds: float) -> Drive:
     connector = aiohttp.TCPConnector(limit=PLAYERS)
     async with aiohttp.ClientSession(connector=connector) as session:
         latencies: list[float] = []
@@ -174,81 +269,121 @@ async def drive_baseline(base: str, seconds: float) -> tuple[int, list[float], i
                     errors += response.status != 200
                 latencies.append(time.perf_counter() - t0)
 
+        start_t = time.perf_counter()
         await asyncio.gather(*(run(n) for n in range(PLAYERS)))
-    return len(latencies), sorted(latencies), errors
+        elapsed = time.perf_counter() - start_t
+    return Drive(len(latencies), elapsed, sorted(latencies), errors)
 
 
 def pct(values: list[float], q: float) -> float:
+    """The q-quantile of sorted seconds, in milliseconds."""
     return values[min(len(values) - 1, int(q * len(values)))] * 1000 if values else float("nan")
 
 
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
 async def measure(label: str, server_args: list[str], baseline_args: list[str]) -> dict[str, float]:
-    ours: list[tuple[float, float, float, int, float]] = []
-    bare: list[tuple[float, float]] = []
+    """The Python driver, keyed and keyless on one server process per round, then the baseline."""
+    rate: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    p50: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    p99: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    cpu: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    errors = dict.fromkeys(VARIANTS, 0)
+    bare: list[float] = []
+    bare_cpu: list[float] = []
+    base = "http://127.0.0.1:18181"
     for round_ in range(ROUNDS):
         process = await start(server_args, 18181)
         try:
-            cpu0 = cpu_seconds(process)
-            count, latencies, errors = await drive_server("http://127.0.0.1:18181", SECONDS)
-            cpu = cpu_seconds(process) - cpu0
+            for variant in variants(round_):
+                cpu0 = cpu_seconds(process)
+                drive = await drive_server(base, SECONDS, keyed=variant == "keyed")
+                used = cpu_seconds(process) - cpu0
+                rate[variant].append(drive.rate)
+                p50[variant].append(pct(drive.latencies, 0.5))
+                p99[variant].append(pct(drive.latencies, 0.99))
+                cpu[variant].append(used / max(1, drive.count) * 1e6)
+                errors[variant] += drive.errors
+                print(
+                    f"# {label} round {round_ + 1}: {variant} {drive.rate:.0f} moves/s, "
+                    f"p99 {p99[variant][-1]:.0f} ms, server {cpu[variant][-1]:.0f} µs CPU/move, "
+                    f"{drive.errors} errors",
+                    flush=True,
+                )
         finally:
             stop(process)
-        ours.append(
-            (count / SECONDS, pct(latencies, 0.5), pct(latencies, 0.99), errors, cpu / count)
-        )
-        print(f"# {label} round {round_ + 1}: server {count / SECONDS:.0f} moves/s", flush=True)
         process = await start(baseline_args, 18182)
         try:
             cpu0 = cpu_seconds(process)
-            count, latencies, _ = await drive_baseline("http://127.0.0.1:18182", SECONDS)
-            cpu = cpu_seconds(process) - cpu0
+            drive = await drive_baseline("http://127.0.0.1:18182", SECONDS)
+            used = cpu_seconds(process) - cpu0
         finally:
             stop(process)
-        bare.append((count / SECONDS, cpu / count))
-        print(f"# {label} round {round_ + 1}: baseline {count / SECONDS:.0f} req/s", flush=True)
-    rate = statistics.median(r[0] for r in ours)
-    bare_rate = statistics.median(b[0] for b in bare)
-    return {
-        f"{label}_moves_per_s": rate,
-        f"{label}_p50_ms": statistics.median(r[1] for r in ours),
-        f"{label}_p99_ms": statistics.median(r[2] for r in ours),
-        f"{label}_errors": sum(r[3] for r in ours),
-        f"{label}_server_cpu_us_per_move": statistics.median(r[4] for r in ours) * 1e6,
-        f"{label}_baseline_req_per_s": bare_rate,
-        f"{label}_baseline_cpu_us_per_req": statistics.median(b[1] for b in bare) * 1e6,
-        f"{label}_ratio_to_baseline": rate / bare_rate,
+        bare.append(drive.rate)
+        bare_cpu.append(used / max(1, drive.count) * 1e6)
+        print(f"# {label} round {round_ + 1}: baseline {drive.rate:.0f} req/s", flush=True)
+    figures: dict[str, float] = {}
+    for v in VARIANTS:
+        figures |= {
+            f"{label}_{v}_moves_per_s": median(rate[v]),
+            f"{label}_{v}_p50_ms": median(p50[v]),
+            f"{label}_{v}_p99_ms": median(p99[v]),
+            f"{label}_{v}_errors": errors[v],
+            f"{label}_{v}_server_cpu_us_per_move": median(cpu[v]),
+        }
+    figures |= {
+        f"{label}_keyed_to_keyless": median(rate["keyed"]) / median(rate["keyless"]),
+        f"{label}_keyed_to_keyless_cpu": median(cpu["keyed"]) / median(cpu["keyless"]),
+        f"{label}_baseline_req_per_s": median(bare),
+        f"{label}_baseline_cpu_us_per_req": median(bare_cpu),
     }
+    for v in VARIANTS:
+        figures[f"{label}_{v}_ratio_to_baseline"] = median(rate[v]) / median(bare)
+    return figures
 
 
-WRK_GAMES = 3000
-WRK_SECONDS = 10
+@dataclass
+class WrkRun:
+    rate: float
+    p99_ms: float
+    non_2xx: int
+    timeouts: int
 
 
-async def wrk(url: str, script: str, env: dict[str, str]) -> tuple[float, float, int]:
-    """(requests/s, p99 ms, non-2xx responses) of one wrk run."""
+async def wrk(url: str, script: Path, env: dict[str, str]) -> WrkRun:
+    """One `wrk -t1 -c64` run of BENCH_WRK_SECONDS. A 10 s timeout instead of wrk's 2 s: wrk
+    leaves slower answers out of its latency figures, so with 2 s a slow p99 would look better."""
     process = await asyncio.create_subprocess_exec(
         "wrk",
         "-t1",
         "-c64",
         f"-d{WRK_SECONDS}s",
         "--latency",
+        "--timeout",
+        "10s",
         "-s",
-        script,
+        str(script),
         url,
         env=dict(os.environ, **env),
         stdout=asyncio.subprocess.PIPE,
     )
     out = (await process.communicate())[0].decode()
+    if "Requests/sec:" not in out:
+        raise RuntimeError(f"wrk failed:\n{out}")
     rate = float(out.split("Requests/sec:")[1].split()[0])
     found = re.search(r" 99%\s+([\d.]+)(us|ms|s)\b", out)
     assert found is not None, out
     p99 = float(found.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[found.group(2)]
     bad = int(out.split("Non-2xx or 3xx responses:")[1].split()[0]) if "Non-2xx" in out else 0
-    return rate, p99, bad
+    timeouts = re.search(r"Socket errors:.*timeout (\d+)", out)
+    return WrkRun(rate, p99, bad, int(timeouts.group(1)) if timeouts else 0)
 
 
-async def wrk_games(base: str, path: Path) -> None:
-    """A player and WRK_GAMES games of one deal, written as the Lua file wrk_move.lua reads."""
+async def wrk_games(base: str, paths: list[Path]) -> None:
+    """One player and, per path, WRK_GAMES fresh games of one deal, written as the Lua file
+    that wrk_move.lua reads (GAMES_LUA)."""
     async with aiohttp.ClientSession() as session:
         async with session.post(f"{base}/api/v1/players", json={"name": "wrk"}) as response:
             token = (await response.json())["token"]
@@ -265,55 +400,83 @@ async def wrk_games(base: str, path: Path) -> None:
                 game_id: str = (await response.json())["id"]
                 return game_id
 
-        ids = await asyncio.gather(*(one() for _ in range(WRK_GAMES)))
-    games = ",".join(f'"{game_id}"' for game_id in ids)
-    path.write_text(f'token = "{token}"\ngames = {{{games}}}\n')
+        for path in paths:
+            ids = await asyncio.gather(*(one() for _ in range(WRK_GAMES)))
+            games = ",".join(f'"{game_id}"' for game_id in ids)
+            path.write_text(f'token = "{token}"\ngames = {{{games}}}\n')
 
 
-async def measure_wrk() -> dict[str, float]:
-    ours: list[tuple[float, float, int]] = []
+async def measure_wrk(kind: str) -> dict[str, float]:
+    """wrk, keyed and keyless on one server process per round (PostgreSQL: then the baselines)."""
+    runs: dict[str, list[WrkRun]] = {v: [] for v in VARIANTS}
     raw: list[float] = []
     orm: list[float] = []
+    base = "http://127.0.0.1:18183"
     with tempfile.TemporaryDirectory() as tmp:
-        games = Path(tmp) / "games.lua"
-        for _ in range(ROUNDS):
-            url = await fresh_pg("solitaire_bench_wrk")
+        for round_ in range(ROUNDS):
+            if kind == "pg":
+                url = await fresh_pg("solitaire_bench_wrk")
+            else:
+                url = f"sqlite:///{tmp}/wrk{round_}.db"
             process = await start(["-m", "server", "--database-url", url], 18183)
             try:
-                await wrk_games("http://127.0.0.1:18183", games)
-                ours.append(
-                    await wrk(
-                        "http://127.0.0.1:18183", "bench/wrk_move.lua", {"GAMES_LUA": str(games)}
+                order = variants(round_)
+                files = [Path(tmp) / f"games_{v}.lua" for v in order]
+                await wrk_games(base, files)
+                for variant, games in zip(order, files, strict=True):
+                    env = {"GAMES_LUA": str(games)}
+                    if variant == "keyed":
+                        env["KEY_PREFIX"] = uuid.uuid4().hex
+                    run = await wrk(base, WRK_MOVE, env)
+                    runs[variant].append(run)
+                    print(
+                        f"# wrk {kind} round {round_ + 1}: {variant} {run.rate:.0f} moves/s, "
+                        f"p99 {run.p99_ms:.0f} ms, {run.non_2xx} non-2xx, "
+                        f"{run.timeouts} timeouts",
+                        flush=True,
                     )
-                )
             finally:
                 stop(process)
-            print(f"# wrk: server {ours[-1][0]:.0f} moves/s", flush=True)
+            if kind != "pg":
+                continue
             for mode, into in (("pg_raw", raw), ("pg_orm", orm)):
                 base_url = await fresh_pg("solitaire_bench_wrk_baseline")
                 process = await start(
                     ["bench/baseline_server.py", "--mode", mode, "--database-url", base_url], 18184
                 )
                 try:
-                    into.append(
-                        (await wrk("http://127.0.0.1:18184", "bench/wrk_baseline.lua", {}))[0]
-                    )
+                    into.append((await wrk("http://127.0.0.1:18184", WRK_BASELINE, {})).rate)
                 finally:
                     stop(process)
-                print(f"# wrk: baseline {mode} {into[-1]:.0f} req/s", flush=True)
-    rate = statistics.median(r[0] for r in ours)
-    return {
-        "wrk_pg_moves_per_s": rate,
-        "wrk_pg_p99_ms": statistics.median(r[1] for r in ours),
-        "wrk_pg_non_2xx": sum(r[2] for r in ours),
-        "wrk_pg_raw_baseline_req_per_s": statistics.median(raw),
-        "wrk_pg_orm_baseline_req_per_s": statistics.median(orm),
-        "wrk_ratio_to_pg_raw": rate / statistics.median(raw),
-        "wrk_ratio_to_pg_orm": rate / statistics.median(orm),
+                print(
+                    f"# wrk {kind} round {round_ + 1}: baseline {mode} {into[-1]:.0f} req/s",
+                    flush=True,
+                )
+    figures: dict[str, float] = {}
+    for v in VARIANTS:
+        figures |= {
+            f"wrk_{kind}_{v}_moves_per_s": median([r.rate for r in runs[v]]),
+            f"wrk_{kind}_{v}_p99_ms": median([r.p99_ms for r in runs[v]]),
+            f"wrk_{kind}_{v}_non_2xx": sum(r.non_2xx for r in runs[v]),
+            f"wrk_{kind}_{v}_timeouts": sum(r.timeouts for r in runs[v]),
+        }
+    ratio = figures[f"wrk_{kind}_keyed_moves_per_s"] / figures[f"wrk_{kind}_keyless_moves_per_s"]
+    if kind != "pg":
+        return figures | {f"wrk_{kind}_keyed_to_keyless": ratio}
+    figures |= {
+        "wrk_keyed_to_keyless": ratio,
+        "wrk_pg_raw_baseline_req_per_s": median(raw),
+        "wrk_pg_orm_baseline_req_per_s": median(orm),
     }
+    for v in VARIANTS:
+        rate = figures[f"wrk_pg_{v}_moves_per_s"]
+        figures[f"wrk_{v}_ratio_to_pg_raw"] = rate / median(raw)
+        figures[f"wrk_{v}_ratio_to_pg_orm"] = rate / median(orm)
+    return figures
 
 
 async def main() -> None:
+    began = time.perf_counter()
     figures: dict[str, float] = {}
     pg = await fresh_pg("solitaire_bench")
     pg_base = await fresh_pg("solitaire_bench_baseline")
@@ -335,10 +498,13 @@ async def main() -> None:
             ],
         )
     if shutil.which("wrk"):
-        figures |= await measure_wrk()
+        figures |= await measure_wrk("pg")
+        figures |= await measure_wrk("sqlite")
     else:
-        print("# wrk is not installed: only the Python driver's figures")
+        print("# wrk is not installed (Debian package wrk): only the Python driver's figures")
+    figures["bench_seconds"] = time.perf_counter() - began
     print(f"players={PLAYERS}")
+    print(f"rounds={ROUNDS}")
     for name, value in figures.items():
         print(f"{name}={value:.2f}" if isinstance(value, float) else f"{name}={value}")
 

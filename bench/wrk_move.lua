@@ -3,16 +3,33 @@
 -- (GAMES_LUA) defines `token` and `games`; with thousands of games, a game is never acted on
 -- twice at once by 64 connections. wrk appears to consume one generated request at start, so
 -- one game's first move is never sent and its undo answers 422 (1-2 non-2xx per run).
+--
+-- With KEY_PREFIX set, every request carries a fresh `Idempotency-Key: <KEY_PREFIX>-<n>`, as the
+-- web client sends with every action; without it, no key. Run with one thread (-t1): the
+-- counter, and so the game phases and the keys, belong to one Lua state.
 dofile(os.getenv("GAMES_LUA"))
+local prefix = os.getenv("KEY_PREFIX")
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer " .. token
 local n = #games
 local counter = 0
 local bodies = {'{"card": "AC", "to": "f"}', '{"action": "undo"}'}
+-- wrk.format uses the headers it is given instead of wrk.headers (adding Host and
+-- Content-Length), so the keyed requests get their own table: wrk.headers and the key.
+local keyed = nil
+if prefix ~= nil and prefix ~= "" then
+  keyed = {}
+  for name, value in pairs(wrk.headers) do
+    keyed[name] = value
+  end
+end
 request = function()
   local g = counter % n
   local phase = math.floor(counter / n) % 2
   counter = counter + 1
-  return wrk.format(nil, "/api/v1/games/" .. games[g + 1] .. "/moves", nil, bodies[phase + 1])
+  if keyed ~= nil then
+    keyed["Idempotency-Key"] = prefix .. "-" .. counter
+  end
+  return wrk.format(nil, "/api/v1/games/" .. games[g + 1] .. "/moves", keyed, bodies[phase + 1])
 end
