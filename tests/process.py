@@ -68,3 +68,15 @@ class ServerProcess:
             self.kill()
         if self.process.stdout is not None:
             self.process.stdout.close()
+
+
+async def start_game(base: str) -> tuple[str, dict[str, str], str]:
+    """A new player and a game of RU1-C-AAAAAFN (3D-t3, QD-t4 and AC-f are legal at once):
+    (game id, the player's Authorization header, the code)."""
+    code = "RU1-C-AAAAAFN"
+    async with aiohttp.ClientSession() as session:
+        async with session.post(base + "/api/v1/players", json={"name": "crash"}) as r:
+            auth = {"Authorization": f"Bearer {(await r.json())['token']}"}
+        async with session.post(base + "/api/v1/games", json={"code": code}, headers=auth) as r:
+            game_id = (await r.json())["id"]
+    return game_id, auth, code

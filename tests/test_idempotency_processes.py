@@ -17,16 +17,8 @@ from typing import Any
 import aiohttp
 
 from server.engine import DealCode, Game, parse_action
-from tests.process import ServerProcess
-
-CODE = "RU1-C-AAAAAFN"  # AC, the last card of column 6, goes to its foundation first.
-
-
-def body_of(text: str) -> dict[str, Any]:
-    if text == "undo":
-        return {"action": "undo"}
-    card, to = text.split("-")
-    return {"card": card, "to": to}
+from tests.api.helpers import action_body
+from tests.process import ServerProcess, start_game
 
 
 async def post(
@@ -48,17 +40,12 @@ async def test_retries_of_one_key_racing_in_two_processes_apply_once(database_ur
     try:
         await asyncio.gather(one.ready(), two.ready())
         async with aiohttp.ClientSession() as session:
-            async with session.post(one.base + "/api/v1/players", json={"name": "r"}) as r:
-                auth = {"Authorization": f"Bearer {(await r.json())['token']}"}
-            async with session.post(
-                one.base + "/api/v1/games", json={"code": CODE}, headers=auth
-            ) as r:
-                game_id = (await r.json())["id"]
+            game_id, auth, _ = await start_game(one.base)
             path = f"/api/v1/games/{game_id}/moves"
             # Both processes hold the game in their caches, each at another version.
-            status, _, _ = await post(session, one.base + path, body_of("3D-t3"), auth)
+            status, _, _ = await post(session, one.base + path, action_body("3D-t3"), auth)
             assert status == 200
-            status, _, _ = await post(session, two.base + path, body_of("QD-t4"), auth)
+            status, _, _ = await post(session, two.base + path, action_body("QD-t4"), auth)
             assert status == 200
             # Alternate a move (a retry is then refused by the position, so the stored answer
             # is looked up) and an undo (a retry is legal again, so only the key stops it).
@@ -67,7 +54,7 @@ async def test_retries_of_one_key_racing_in_two_processes_apply_once(database_ur
                 headers = {**auth, "Idempotency-Key": f"round-{n}-{uuid.uuid4()}"}
                 results = await asyncio.gather(
                     *(
-                        post(session, server.base + path, body_of(text), headers)
+                        post(session, server.base + path, action_body(text), headers)
                         for _ in range(8)
                         for server in (one, two)
                     )
@@ -96,17 +83,12 @@ async def test_keyed_actions_survive_sigkill_and_their_retries_are_not_applied_a
     answers: dict[str, dict[str, Any]] = {}  # key -> the acknowledged answer
     try:
         await server.ready()
+        game_id, auth, code = await start_game(server.base)
         async with aiohttp.ClientSession() as session:
-            async with session.post(server.base + "/api/v1/players", json={"name": "k"}) as r:
-                auth = {"Authorization": f"Bearer {(await r.json())['token']}"}
-            async with session.post(
-                server.base + "/api/v1/games", json={"code": CODE}, headers=auth
-            ) as r:
-                game_id = (await r.json())["id"]
             path = f"/api/v1/games/{game_id}/moves"
 
             async def play() -> None:
-                game = Game.deal(DealCode.parse(CODE))
+                game = Game.deal(DealCode.parse(code))
                 rng = random.Random(3)
                 while True:
                     if game.history and rng.random() < 0.2:
@@ -121,7 +103,7 @@ async def test_keyed_actions_survive_sigkill_and_their_retries_are_not_applied_a
                     headers = {**auth, "Idempotency-Key": key}
                     try:
                         status, document, _ = await post(
-                            session, server.base + path, body_of(text), headers
+                            session, server.base + path, action_body(text), headers
                         )
                     except (aiohttp.ClientError, ConnectionError):
                         return
@@ -151,7 +133,7 @@ async def test_keyed_actions_survive_sigkill_and_their_retries_are_not_applied_a
                 if key not in answers:
                     continue
                 headers = {**auth, "Idempotency-Key": key}
-                status, document, replayed = await post(session, path, body_of(text), headers)
+                status, document, replayed = await post(session, path, action_body(text), headers)
                 assert (status, replayed) == (200, True), document
                 assert json.dumps(document, sort_keys=True) == json.dumps(
                     answers[key], sort_keys=True
@@ -161,7 +143,7 @@ async def test_keyed_actions_survive_sigkill_and_their_retries_are_not_applied_a
             key, text = sent[-1]
             if key not in answers:
                 headers = {**auth, "Idempotency-Key": key}
-                status, document, _ = await post(session, path, body_of(text), headers)
+                status, document, _ = await post(session, path, action_body(text), headers)
                 assert status == 200, document
                 assert document["move"] == text
                 assert await moves_of(session, again.base, game_id) == [*acknowledged, text]

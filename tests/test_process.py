@@ -12,7 +12,7 @@ import aiohttp
 
 from server.engine import DealCode, Game, parse_action
 from server.settings import from_args
-from tests.process import ServerProcess
+from tests.process import ServerProcess, start_game
 
 
 def test_defaults_are_the_embedded_database_on_port_8080() -> None:
@@ -73,16 +73,6 @@ async def play_until_stopped(
                 return
             game.play(parse_action(text))
             acknowledged.append(text)
-
-
-async def start_game(base: str) -> tuple[str, dict[str, str], str]:
-    code = "RU1-C-AAAAAFN"
-    async with aiohttp.ClientSession() as session:
-        async with session.post(base + "/api/v1/players", json={"name": "crash"}) as r:
-            auth = {"Authorization": f"Bearer {(await r.json())['token']}"}
-        async with session.post(base + "/api/v1/games", json={"code": code}, headers=auth) as r:
-            game_id = (await r.json())["id"]
-    return game_id, auth, code
 
 
 async def check_log(base: str, game_id: str, acknowledged: list[str]) -> None:

@@ -387,16 +387,20 @@ class Game:
     # ------------------------------------------------------------------ views
 
     def copy(self) -> Game:
-        return Game(
-            self.code,
-            [list(c) for c in self.columns],
-            list(self.down),
-            list(self.foundations),
-            score=self.score,
-            moves=self.moves,
-            status=self.status,
-            history=list(self.history),
-        )
+        """An independent copy: playing on it leaves this game as it is."""
+        twin = Game.__new__(Game)
+        twin.code = self.code
+        twin.relaxed = self.relaxed
+        twin.columns = [list(c) for c in self.columns]
+        twin.down = list(self.down)
+        twin.foundations = list(self.foundations)
+        twin.score = self.score
+        twin.moves = self.moves
+        twin.status = self.status
+        twin.history = self.history.copy()
+        twin.where = list(self.where)
+        twin.hidden = list(self.hidden)
+        return twin
 
     def tableau_view(self, reveal: bool = False) -> list[list[str | None]]:
         """The columns bottom first as card text; face-down cards are None unless `reveal`."""

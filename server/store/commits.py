@@ -28,13 +28,13 @@ import enum
 import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
 from sqlalchemy.engine import make_url
 
-from server.domain import STATE_FIELDS, Applied, GameRecord, GameView
+from server.domain import GAME_FIELDS, STATE_FIELDS, Applied, GameRecord, GameView
 from server.engine.snapshot import loads
 from server.settings import async_url
 from server.store.db import CHANNEL, asyncpg_connect_args, configure_sqlite_connection
@@ -86,7 +86,7 @@ def encode_answer(applied: Applied) -> str:
     return json.dumps(
         {
             "move": applied.move,
-            "row": asdict(view.row),
+            "row": {name: getattr(view.row, name) for name in GAME_FIELDS},
             "player_name": view.player_name,
             "now_ms": view.now_ms,
         },
@@ -138,6 +138,12 @@ def _pg_statement(log: bool, record: bool, notify: bool) -> str:
     return "WITH " + ", ".join(parts) + " " + final
 
 
+async def _keep_session(_connection: Any) -> None:
+    """The pool's reset of a released connection: nothing to do, since a commit is one statement
+    in its own implicit transaction that leaves no session state behind (no SET, LISTEN,
+    cursor or advisory lock). asyncpg's default reset would cost a round trip per commit."""
+
+
 class PgCommitter:
     def __init__(self, pool: Any) -> None:
         self.pool = pool
@@ -146,7 +152,9 @@ class PgCommitter:
     async def open(cls, url: str, size: int = 10) -> PgCommitter:
         import asyncpg
 
-        pool = await asyncpg.create_pool(**asyncpg_connect_args(url), min_size=0, max_size=size)
+        pool = await asyncpg.create_pool(
+            **asyncpg_connect_args(url), min_size=0, max_size=size, reset=_keep_session
+        )
         return cls(pool)
 
     async def commit(self, c: GameCommit) -> Outcome:
