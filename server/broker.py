@@ -3,14 +3,15 @@
 A broker routes the event of each committed action to the local watchers of that game:
 
 - `LocalBroker` (SQLite, or one process): the service hands it the change after the commit.
-- `PgBroker` (PostgreSQL): the event is sent with `pg_notify` inside the change's own
-  transaction (`payload()` is written by the commit itself), so PostgreSQL delivers it on commit
-  and only on commit, to every process that listens, this one included; a dedicated asyncpg
-  connection LISTENs and reconnects when it is dropped.
+- `PgBroker` (PostgreSQL): the change is sent with `pg_notify` inside its own transaction
+  (`payload()` is written by the commit itself), so PostgreSQL delivers it on commit and only on
+  commit, to every process that listens, this one included; a dedicated asyncpg connection
+  LISTENs and reconnects when it is dropped. The payload is the change as data (the encoding an
+  idempotency record keeps, `server.store.commits.encode_answer`), not the rendered event.
 
-The broker renders an applied change as the watchers' `event` message (`server.views`), once,
-and only when somebody may hear it. Watchers are callbacks that must not block (they put the
-message on a bounded queue).
+The broker renders a change as the watchers' `event` message (`server.views`) in the process
+that delivers it, once, and only when that process has watchers of the game. Watchers are
+callbacks that must not block (they put the message on a bounded queue).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from sqlalchemy.engine import make_url
 
 from server.domain import Applied
 from server.settings import async_url
+from server.store.commits import decode_answer
 from server.store.db import CHANNEL, asyncpg_connect_args
 from server.views import event_json
 
@@ -38,7 +40,8 @@ Watcher = Callable[[int, str], None]
 class Broker:
     """The local half, common to both: who watches which game here."""
 
-    in_transaction = False
+    carries_answers = False
+    """Whether `payload()` needs the change's encoded answer (`encode_answer`)."""
 
     def __init__(self) -> None:
         self.watchers: dict[str, set[Watcher]] = {}
@@ -60,7 +63,7 @@ class Broker:
             except Exception:  # a broken watcher must not stop the others
                 log.exception("watcher failed")
 
-    def payload(self, applied: Applied) -> str | None:
+    def payload(self, applied: Applied, answer: str | None) -> str | None:
         """What the change's commit sends with `pg_notify` (None: nothing)."""
         return None
 
@@ -86,7 +89,7 @@ class LocalBroker(Broker):
 
 
 class PgBroker(Broker):
-    in_transaction = True
+    carries_answers = True
     RECONNECT_DELAY = 0.5
     PROBE_INTERVAL = 10.0
 
@@ -97,13 +100,15 @@ class PgBroker(Broker):
         self.task: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
 
-    def payload(self, applied: Applied) -> str | None:
+    def payload(self, applied: Applied, answer: str | None) -> str | None:
+        assert answer is not None
         row = applied.view.row
-        return f"{row.id} {row.version} {event_text(applied)}"
+        return f"{row.id} {row.version} {answer}"
 
     def _on_notification(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
-        game_id, version, event = payload.split(" ", 2)
-        self.deliver(game_id, int(version), event)
+        game_id, version, answer = payload.split(" ", 2)
+        if self.watchers.get(game_id):
+            self.deliver(game_id, int(version), event_text(decode_answer(answer)))
 
     async def _listen_forever(self) -> None:
         import asyncpg

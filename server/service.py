@@ -409,18 +409,19 @@ class GameService:
                         next_row(view.row, decision, now), view.player_name, decision.game, now
                     ),
                 )
+                answer = None
+                if key is not None or self.broker.carries_answers:
+                    answer = encode_answer(applied)
                 record = None
-                if key is not None:
-                    record = IdempotencyRecord(
-                        player.id, key, fingerprint, encode_answer(applied), now
-                    )
+                if key is not None and answer is not None:
+                    record = IdempotencyRecord(player.id, key, fingerprint, answer, now)
                 outcome = await self.committer.commit(
                     GameCommit(
                         applied.view.row,
                         move=decision.move,
                         at_ms=now,
                         record=record,
-                        notify=self.broker.payload(applied),
+                        notify=self.broker.payload(applied, answer),
                     )
                 )
                 if outcome is Outcome.COMMITTED:
