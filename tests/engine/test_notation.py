@@ -364,3 +364,241 @@ def test_any_code_text_parses_or_raises_notation_error(text: str) -> None:
     else:
         assert str(code) == text.strip().upper()
         assert re.fullmatch(r"RU1-[CR]-[A-Z]{7}", str(code))
+
+
+# ---------------------------------------------------------------------------------- RU2 codes
+
+RU2_LIMIT = 2**128
+RU2_RE = re.compile(r"RU2-[CR](?:-[A-Z]{7}){4}")
+
+
+def ru2_letters(n: int) -> str:
+    """The 28-letter seed text of `n` in four dashed groups (computed here, not by the engine)."""
+    digits = []
+    for _ in range(28):
+        n, digit = divmod(n, 26)
+        digits.append(string.ascii_uppercase[digit])
+    letters = "".join(reversed(digits))
+    assert n == 0, "more than 28 letters"
+    return "-".join(letters[i : i + 7] for i in range(0, 28, 7))
+
+
+MAX_RU2 = "RU2-C-" + ru2_letters(RU2_LIMIT - 1)
+TOO_LARGE = "RU2-C-" + ru2_letters(RU2_LIMIT)
+
+
+@pytest.mark.parametrize(
+    ("text", "rule", "seed"),
+    [
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", Rule.CLASSIC, 0),
+        ("RU2-R-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAB", Rule.RELAXED, 1),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAABB", Rule.CLASSIC, 27),
+        ("ru2-r-aaaaaaa-aaaaaaa-aaaaaaa-aaaaabb", Rule.RELAXED, 27),
+        ("Ru2-c-AaAaAaA-aAaAaAa-AAAAAAA-aaaaaBb", Rule.CLASSIC, 27),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAB-AAAAAAA", Rule.CLASSIC, 26**7),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-ZZZZZZZ", Rule.CLASSIC, 26**7 - 1),
+        ("RU2-C-BAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", Rule.CLASSIC, 26**27),
+        ("RU2-C-CDHEFOM-RSRXETM-SVHTOMC-UNGJKBV", Rule.CLASSIC, RU2_LIMIT - 1),
+        ("rU2-R-cdhefom-RSRXETM-svhtomc-UNGJKBV", Rule.RELAXED, RU2_LIMIT - 1),
+        ("RU2-C-BERLRID-EACHOVY-RCYGGPY-KCNLGTT", Rule.CLASSIC, None),
+    ],
+)
+def test_ru2_deal_codes(text: str, rule: Rule, seed: int | None) -> None:
+    code = DealCode.parse(text)
+    assert code.rule is rule
+    assert code.version == 2
+    if seed is not None:
+        assert code.seed == seed
+        assert code == DealCode(rule, seed, 2)
+    assert str(code) == text.upper()
+    assert RU2_RE.fullmatch(str(code))
+    assert repr(code) == f"DealCode.parse({text.upper()!r})"
+    assert eval(repr(code), {"DealCode": DealCode}) == code
+    if code.seed < SEED_LIMIT:
+        assert code != DealCode(rule, code.seed)  # the RU1 code of the same number differs
+
+
+def test_ru2_seed_text_helper_agrees() -> None:
+    assert MAX_RU2 == "RU2-C-CDHEFOM-RSRXETM-SVHTOMC-UNGJKBV"
+    assert str(DealCode(Rule.CLASSIC, RU2_LIMIT - 1, 2)) == MAX_RU2
+
+
+def test_ru2_seed_limits() -> None:
+    assert DealCode.parse(MAX_RU2).seed == RU2_LIMIT - 1
+    assert DealCode(Rule.RELAXED, RU2_LIMIT - 1, 2).seed == RU2_LIMIT - 1
+    assert str(DealCode(Rule.RELAXED, 0, 2)) == "RU2-R-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA"
+    # RU2 seeds go beyond the 7 letters of RU1.
+    assert DealCode(Rule.CLASSIC, SEED_LIMIT, 2).seed == SEED_LIMIT
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        TOO_LARGE,
+        "RU2-C-" + ru2_letters(RU2_LIMIT + 1),
+        "RU2-R-" + ru2_letters(26**28 - 1),  # ZZZZZZZ-ZZZZZZZ-ZZZZZZZ-ZZZZZZZ
+        "RU2-C-DAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA",
+        TOO_LARGE.lower(),
+    ],
+)
+def test_ru2_seeds_of_2_to_the_128_and_above_are_refused(text: str) -> None:
+    with pytest.raises(NotationError) as info:
+        DealCode.parse(text)
+    message = str(info.value)
+    assert repr(text) in message
+    assert "too large" in message and "2**128" in message
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        # no dashes, or other separators
+        ("RU2-C-AAAAAAAAAAAAAAAAAAAAAAAAAAAA", "joined by dashes"),
+        ("RU2CAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "joined by dashes"),
+        ("RU2-CAAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "four groups of 7 letters"),
+        ("RU2_C_AAAAAAA_AAAAAAA_AAAAAAA_AAAAAAA", "joined by dashes"),
+        ("RU2 C AAAAAAA AAAAAAA AAAAAAA AAAAAAA", "joined by dashes"),
+        ("RU2-C-AAAAAAA_AAAAAAA_AAAAAAA_AAAAAAA", "joined by dashes"),
+        ("RU2-C-AAAAAAA AAAAAAA AAAAAAA AAAAAAA", "joined by dashes"),
+        ("RU2-C-AAAAAAA.AAAAAAA.AAAAAAA.AAAAAAA", "joined by dashes"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA/AAAAAAA", "joined by dashes"),
+        ("RU2-C-AAAAAAA\u2013AAAAAAA\u2013AAAAAAA\u2013AAAAAAA", "ASCII"),  # en dashes
+        ("RU2-C-AAAAAAA--AAAAAAA-AAAAAAA-AAAAAAA", "four groups of 7 letters"),
+        ("RU2--C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "four groups of 7 letters"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-", "four groups of 7 letters"),
+        ("-RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "expected RU1"),
+        (" RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "expected RU1"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA ", "group 4"),
+        # wrong number or length of groups
+        ("RU2-C-AAAAAAA", "four groups of 7 letters"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA", "four groups of 7 letters"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "four groups of 7 letters"),
+        ("RU2-C-AAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "group 1 of the seed is 'AAAAAA' (6 characters)"),
+        ("RU2-C-AAAAAAA-AAAAAAAA-AAAAAAA-AAAAAAA", "group 2"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAA-AAAAAAAA", "group 3"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-", "group 4 of the seed is empty"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAA", "group 4"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAAA", "group 4"),
+        ("RU2-C-", "four groups of 7 letters"),
+        ("RU2", "four groups of 7 letters"),
+        # not letters
+        ("RU2-C-AAAA1AA-AAAAAAA-AAAAAAA-AAAAAAA", "group 1"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAA0", "group 4"),
+        ("RU2-C-AAAAAAA-AAA+AAA-AAAAAAA-AAAAAAA", "group 2"),
+        # not ASCII
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAA\u00c4", "ASCII"),
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAA\u017f", "ASCII"),  # long s: upper-cases to 'S'
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAA\ufb00", "ASCII"),  # ligature ff: upper 'FF'
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAA\u0131", "ASCII"),  # dotless i: upper 'I'
+        ("RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAA\uff21", "ASCII"),  # fullwidth A
+        ("\uff32U2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "ASCII"),
+        # rule letter
+        ("RU2-X-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "rule letter"),
+        ("RU2-CC-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "rule letter"),
+        ("RU2--AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "rule letter"),
+        # wrong prefix
+        ("RU3-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "unknown deal code version RU3"),
+        ("RU0-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "unknown deal code version RU0"),
+        ("RU12-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "unknown deal code version RU12"),
+        ("RU-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "expected RU1"),
+        ("RV2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "expected RU1"),
+        ("RU1-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA", "expected RU1"),
+        ("", "expected RU1"),
+    ],
+)
+def test_bad_ru2_codes_are_refused_naming_what_is_wrong(bad: str, reason: str) -> None:
+    with pytest.raises(NotationError) as info:
+        DealCode.parse(bad)
+    message = str(info.value)
+    assert repr(bad) in message
+    assert reason in message, message
+    assert info.value.kind == "deal code"
+    assert info.value.text == bad
+
+
+@pytest.mark.parametrize("seed", [-1, RU2_LIMIT, RU2_LIMIT + 1, 2**200])
+def test_out_of_range_ru2_seeds_are_refused(seed: int) -> None:
+    for rule in Rule:
+        with pytest.raises(NotationError) as info:
+            DealCode(rule, seed, 2)
+        assert "2**128" in str(info.value)
+
+
+@pytest.mark.parametrize("version", [0, 3, -1, True, 2.0, "2", None])
+def test_unknown_versions_are_refused(version: object) -> None:
+    with pytest.raises(NotationError) as info:
+        DealCode(Rule.CLASSIC, 0, version)  # type: ignore[arg-type]
+    assert "version" in str(info.value)
+
+
+@pytest.mark.parametrize("seed", ["0", 1.0, None, True])
+def test_seeds_that_are_not_whole_numbers_are_refused(seed: object) -> None:
+    for version in (1, 2):
+        with pytest.raises(NotationError):
+            DealCode(Rule.CLASSIC, seed, version)  # type: ignore[arg-type]
+
+
+def test_ru1_is_the_default_version() -> None:
+    assert DealCode(Rule.CLASSIC, 27).version == 1
+    assert DealCode(Rule.CLASSIC, 27) == DealCode(Rule.CLASSIC, 27, 1)
+    assert DealCode(Rule.CLASSIC, 27) != DealCode(Rule.CLASSIC, 27, 2)
+    assert DealCode.parse("RU1-C-AAAAABB").version == 1
+    assert DealCode.random(Rule.CLASSIC, random.Random(1)).version == 1
+
+
+def test_with_rule_keeps_the_version() -> None:
+    code = DealCode.parse("RU2-C-BERLRID-EACHOVY-RCYGGPY-KCNLGTT")
+    relaxed = code.with_rule(Rule.RELAXED)
+    assert str(relaxed) == "RU2-R-BERLRID-EACHOVY-RCYGGPY-KCNLGTT"
+    assert relaxed.version == 2 and relaxed.seed == code.seed
+    assert code.with_rule(Rule.CLASSIC) == code
+
+
+@SETTINGS
+@given(st.sampled_from(list(Rule)), st.integers(0, RU2_LIMIT - 1))
+def test_ru2_code_round_trips(rule: Rule, seed: int) -> None:
+    code = DealCode(rule, seed, 2)
+    text = str(code)
+    assert RU2_RE.fullmatch(text)
+    assert text == f"RU2-{rule.letter}-{ru2_letters(seed)}"
+    assert DealCode.parse(text) == code
+    assert DealCode.parse(text.lower()) == code
+    assert eval(repr(code), {"DealCode": DealCode}) == code
+    n = 0
+    for ch in text[6:].replace("-", ""):
+        n = n * 26 + string.ascii_uppercase.index(ch)
+    assert n == seed
+
+
+@SETTINGS
+@given(st.lists(st.text(string.ascii_letters, min_size=7, max_size=7), min_size=4, max_size=4))
+def test_any_four_groups_of_seven_letters_parse_or_are_too_large(groups: list[str]) -> None:
+    text = "ru2-c-" + "-".join(groups)
+    n = 0
+    for ch in "".join(groups).upper():
+        n = n * 26 + string.ascii_uppercase.index(ch)
+    if n < RU2_LIMIT:
+        assert str(DealCode.parse(text)) == text.upper()
+    else:
+        with pytest.raises(NotationError, match=r"too large"):
+            DealCode.parse(text)
+
+
+@SETTINGS
+@given(
+    st.integers(0, RU2_LIMIT - 1),
+    st.integers(0, 35),
+    st.text(min_size=0, max_size=2),
+)
+def test_any_edit_of_an_ru2_code_parses_or_raises_notation_error(
+    seed: int, at: int, insert: str
+) -> None:
+    base = str(DealCode(Rule.CLASSIC, seed, 2))
+    text = base[:at] + insert + base[at + 1 :]
+    try:
+        code = DealCode.parse(text)
+    except NotationError as exc:
+        assert repr(text) in str(exc)
+    else:
+        assert str(code) == text.upper()
+        assert RU2_RE.fullmatch(str(code)) or re.fullmatch(r"RU1-[CR]-[A-Z]{7}", str(code))
