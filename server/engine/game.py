@@ -12,6 +12,14 @@ Representation (chosen for speed; see bench/engine.py):
   always that suit's ace up to rank `foundations[s] - 1`.
 - `where[card]` is the column 0..6 that holds the card, or `FOUNDATION` when it is on its
   foundation; `hidden[card]` says whether it is face-down (derived from `down`, kept in step).
+- `reached` is a 52-bit set (bit `1 << card`) of the cards that have reached their foundation at
+  least once in the current line of play: every card on a foundation, and the cards taken back
+  from it since. An undo of the move that first put a card there removes the card again.
+- `ranked_score` (SPEC 1.5) is 10 for each card in `reached` plus 5 for each card turned
+  face-up: always `10 * reached.bit_count() + 5 * (21 - sum(down))`, kept in step by `apply()`
+  and `undo()` so that reading it costs nothing. A position played from a deal has at most 21
+  face-down cards, so its ranked score lies between 0 and `WIN_SCORE` (and never above the
+  score); a position built with more face-down cards than a deal has fewer, maybe below 0.
 """
 
 from __future__ import annotations
@@ -33,11 +41,22 @@ FOUNDATION_POINTS: Final = 10
 FLIP_POINTS: Final = 5
 WIN_SCORE: Final = 52 * FOUNDATION_POINTS + 21 * FLIP_POINTS
 
-# History records: (kind, card, source, destination, count, flipped, score before).
+# History records, ints: (kind, card, source, destination, count, flipped 0/1, score before);
+# the card is a `Card` (an int) when the move came through `play()`. The ranked score before is
+# not kept: an undo subtracts what the move added (10 for kind 1, 5 for a flip).
 _TABLEAU: Final = 0  # column -> column
-_TO_FOUNDATION: Final = 1  # column -> foundation
+_TO_FOUNDATION: Final = 1  # column -> foundation, the card's first time there in this line
 _TAKE_BACK: Final = 2  # foundation -> column
-Record = tuple[int, int, int, int, int, bool, int]
+_TO_FOUNDATION_AGAIN: Final = 3  # column -> foundation, a card that was there before
+Record = tuple[int, int, int, int, int, int, int]
+FACE_DOWN_DEALT: Final = 21
+"""How many cards a deal lays face-down (SPEC 1.1); each turned face-up is worth 5 points."""
+
+CARD_TEXT: Final = tuple(card_text(c) for c in range(52))
+"""The text of every card int, by index (a table, faster than calling `card_text`)."""
+_SUIT_TEXT: Final = tuple(list(CARD_TEXT[s * 13 : s * 13 + 13]) for s in range(4))
+_CARD_TEXT_AT: Final = CARD_TEXT.__getitem__
+_NONES: Final[tuple[list[str | None], ...]] = tuple([None] * n for n in range(52))
 
 # The rule tables, shared with the solver. BELOW[c]: the cards that fit on a last card c, one
 # rank lower, of the same suit (classic) or of any suit (relaxed); nothing fits on an ace.
@@ -49,6 +68,12 @@ CLASSIC_ABOVE: Final = tuple((c + 1,) if c % 13 != KING else () for c in range(5
 RELAXED_ABOVE: Final = tuple(_PEERS[c % 13 + 1] if c % 13 != KING else () for c in range(52))
 KINGS: Final = (KING, 13 + KING, 26 + KING, 39 + KING)
 _MOVES: Final = tuple(tuple(Move(CARDS[c], to) for to in range(N_COLUMNS + 1)) for c in range(52))
+
+
+def ranked_score_of(reached: int, down: list[int]) -> int:
+    """The ranked score (SPEC 1.5) of a position: 10 for each card in `reached`, 5 for each
+    card of the 21 a deal lays face-down that is no longer face-down."""
+    return FOUNDATION_POINTS * reached.bit_count() + FLIP_POINTS * (FACE_DOWN_DEALT - sum(down))
 
 
 class Status(enum.StrEnum):
@@ -77,6 +102,8 @@ class Game:
         "hidden",
         "history",
         "moves",
+        "ranked_score",
+        "reached",
         "relaxed",
         "score",
         "status",
@@ -94,7 +121,12 @@ class Game:
         moves: int = 0,
         status: Status = Status.ACTIVE,
         history: list[Record] | None = None,
+        reached: int | None = None,
     ) -> None:
+        """A position as given (`snapshot.loads()` and the tests build games so).
+
+        `reached` defaults to the cards on the foundations; the ranked score follows from it.
+        """
         self.code = code
         self.relaxed = code.rule is Rule.RELAXED
         self.columns = columns
@@ -112,6 +144,12 @@ class Game:
                 hidden[card] = i < down[c]
         self.where = where
         self.hidden = hidden
+        if reached is None:
+            reached = 0
+            for s, n in enumerate(foundations):
+                reached |= ((1 << n) - 1) << (s * 13)
+        self.reached = reached
+        self.ranked_score = ranked_score_of(reached, down)
 
     @classmethod
     def deal(cls, code: DealCode) -> Game:
@@ -305,7 +343,7 @@ class Game:
             self.foundations[card // 13] -= 1
             self.columns[to].append(card)
             self.where[card] = to
-            self.history.append((_TAKE_BACK, card, FOUNDATION, to, 1, False, score))
+            self.history.append((_TAKE_BACK, card, FOUNDATION, to, 1, 0, score))
             self.moves += 1
             return
         column = self.columns[src]
@@ -314,7 +352,13 @@ class Game:
             self.foundations[card // 13] += 1
             self.where[card] = FOUNDATION
             self.score = score + FOUNDATION_POINTS
-            kind = _TO_FOUNDATION
+            bit = 1 << card
+            if self.reached & bit:
+                kind = _TO_FOUNDATION_AGAIN
+            else:
+                self.reached |= bit
+                self.ranked_score += FOUNDATION_POINTS
+                kind = _TO_FOUNDATION
             count = 1
         else:
             index = column.index(card)
@@ -326,12 +370,13 @@ class Game:
                 where[moved] = to
             kind = _TABLEAU
             count = len(group)
-        flipped = False
+        flipped = 0
         if column and self.down[src] == len(column):
             self.down[src] -= 1
             self.hidden[column[-1]] = False
             self.score += FLIP_POINTS
-            flipped = True
+            self.ranked_score += FLIP_POINTS
+            flipped = 1
         self.history.append((kind, card, src, to, count, flipped, score))
         self.moves += 1
         if to == FOUNDATION and self.foundations == [13, 13, 13, 13]:
@@ -355,10 +400,14 @@ class Game:
         if flipped:
             self.down[src] += 1
             self.hidden[column[-1]] = True
-        if kind == _TO_FOUNDATION:
+            self.ranked_score -= FLIP_POINTS
+        if kind != _TABLEAU:  # to the foundation, the first time or again
             self.foundations[card // 13] -= 1
             column.append(card)
             self.where[card] = src
+            if kind == _TO_FOUNDATION:
+                self.reached &= ~(1 << card)
+                self.ranked_score -= FOUNDATION_POINTS
         else:
             target = self.columns[to]
             group = target[-count:]
@@ -395,6 +444,8 @@ class Game:
         twin.down = list(self.down)
         twin.foundations = list(self.foundations)
         twin.score = self.score
+        twin.reached = self.reached
+        twin.ranked_score = self.ranked_score
         twin.moves = self.moves
         twin.status = self.status
         twin.history = self.history.copy()
@@ -404,13 +455,17 @@ class Game:
 
     def tableau_view(self, reveal: bool = False) -> list[list[str | None]]:
         """The columns bottom first as card text; face-down cards are None unless `reveal`."""
+        text = _CARD_TEXT_AT
+        if reveal:
+            return [[*map(text, column)] for column in self.columns]
         return [
-            [card_text(card) if reveal or i >= down else None for i, card in enumerate(column)]
+            _NONES[down] + [*map(text, column[down:])] if down else [*map(text, column)]
             for column, down in zip(self.columns, self.down, strict=True)
         ]
 
     def foundations_view(self) -> list[list[str]]:
-        return [[card_text(s * 13 + r) for r in range(n)] for s, n in enumerate(self.foundations)]
+        """Each foundation bottom first (ace up) as card text, in the suit order S, H, D, C."""
+        return [texts[:n] for texts, n in zip(_SUIT_TEXT, self.foundations, strict=True)]
 
     def public_view(self) -> dict[str, object]:
         """The state as any client may see it: face-down cards are None."""
@@ -419,6 +474,7 @@ class Game:
             "rule": self.rule.value,
             "status": self.status.value,
             "score": self.score,
+            "ranked_score": self.ranked_score,
             "moves": self.moves,
             "undo_available": self.undo_available,
             "tableau": self.tableau_view(),
@@ -440,6 +496,8 @@ class Game:
             tuple(self.down),
             tuple(self.foundations),
             self.score,
+            self.ranked_score,
+            self.reached,
             self.moves,
             self.status,
             tuple(self.history),
@@ -451,4 +509,7 @@ class Game:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"<Game {self.code} {self.status} score={self.score} moves={self.moves}>"
+        return (
+            f"<Game {self.code} {self.status} score={self.score}"
+            f" ranked_score={self.ranked_score} moves={self.moves}>"
+        )

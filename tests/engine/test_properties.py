@@ -11,6 +11,7 @@ from server.engine import (
     CARDS,
     UNDO,
     UNDO_LIMIT,
+    WIN_SCORE,
     DealCode,
     Game,
     IllegalMove,
@@ -78,11 +79,25 @@ def check_invariants(game: Game) -> None:
         for card in col:
             assert game.where[card] == ci
     assert game.score >= 0
+    check_ranked(game)
     hidden = game.tableau_view()
     assert sum(card is None for col in hidden for card in col) == sum(game.down)
     assert len(game.history) <= UNDO_LIMIT
     if game.foundations == [13, 13, 13, 13]:
         assert game.status is Status.WON
+
+
+def check_ranked(game: Game) -> None:
+    """The ranked score of a position played from a deal (SPEC 1.5)."""
+    home = {s * 13 + r for s, n in enumerate(game.foundations) for r in range(n)}
+    reached = {card for card in range(52) if game.reached >> card & 1}
+    assert game.reached >> 52 == 0
+    assert home <= reached, "every card on a foundation has reached it"
+    assert game.ranked_score == 10 * len(reached) + 5 * (21 - sum(game.down))
+    assert 0 <= game.ranked_score <= game.score
+    assert game.ranked_score <= WIN_SCORE == 625
+    if game.status is Status.WON:
+        assert game.ranked_score == 625
 
 
 def expected_score_delta(before: Game, after: Game) -> int:
@@ -271,6 +286,55 @@ def test_snapshot_round_trips_and_continues(
     assert twin.undo_available == 0
 
 
+def take_back_biased(game: Game, legal: list[Move], pick: int) -> Move | Undo:
+    """Like `[*legal, UNDO][pick % ...]`, but one pick in four prefers a take-back or the move
+    home of a card just taken back, so that take-back cycles are common."""
+    if pick % 4 == 0 and game.history:
+        last = game.history[-1]
+        again = [m for m in legal if m.to == FOUNDATION and last[0] == 2 and m.card == last[1]]
+        back = [m for m in legal if game.where[m.card] == FOUNDATION]
+        if again or back:
+            return (again or back)[pick // 4 % len(again or back)]
+    return [*legal, UNDO][pick % (len(legal) + 1)]
+
+
+@PLAY
+@given(seeds, rules, picks)
+def test_ranked_score_is_that_of_the_line_without_its_undone_moves(
+    seed: int, rule: Rule, choices: list[int]
+) -> None:
+    """After any sequence of moves and undos, the ranked score counts 10 for each card that a
+    move of the current line (the moves not undone) put on its foundation, once, plus 5 for
+    each card turned face-up; the score counts every such move. Replaying the line from the
+    deal gives the same game state."""
+    game = deal(DealCode(rule, seed))
+    line: list[Move] = []
+    for step, pick in enumerate(choices):
+        legal = game.legal_moves()
+        action = take_back_biased(game, legal, pick)
+        if isinstance(action, Undo):
+            if not game.undo_available:
+                continue
+            play(game, action)
+            line.pop()
+        else:
+            play(game, action)
+            line.append(action)
+        homes = [m.card for m in line if m.to == FOUNDATION]
+        turned = 21 - sum(game.down)
+        assert game.reached == sum(1 << card for card in set(homes))
+        assert game.ranked_score == 10 * len(set(homes)) + 5 * turned
+        assert game.score == 10 * len(homes) + 5 * turned
+        check_ranked(game)
+        if step % 25 == 0 or step == len(choices) - 1:
+            again = replay(game.code, line).game
+            assert state(again) == state(game)
+            assert (again.ranked_score, again.reached) == (game.ranked_score, game.reached)
+            if game.status is Status.ACTIVE:  # the history is the end of the line's
+                kept = len(game.history)
+                assert list(again.history)[len(again.history) - kept :] == list(game.history)
+
+
 @PLAY
 @given(seeds, pick_lists(150))
 def test_classic_moves_are_relaxed_moves(seed: int, choices: list[int]) -> None:
@@ -311,7 +375,7 @@ def test_undo_and_redo_anywhere_keeps_a_clean_win_at_625(data: st.DataObject) ->
             play(game, UNDO)
             play(game, move)
     assert game.status is Status.WON
-    assert game.score == 625
+    assert game.score == game.ranked_score == 625
     extra = sum(1 for i in redo_at if i != len(actions) - 1)
     assert game.moves == len(actions) + extra
     assert replay(record["code"], actions).game.score == 625

@@ -21,6 +21,7 @@ from server.engine import (
     parse_action,
     replay,
 )
+from server.engine.cards import card_text
 from server.engine.messages import LANGUAGES, RULES, TITLES
 from tests.engine.helpers import (
     T1,
@@ -343,6 +344,159 @@ def test_take_back_in_a_vector_game_scores_ten_again() -> None:
     for record in take_back:
         assert record["score"] == 635
         assert replay(record["code"], record["actions"]).game.score == 635
+
+
+# ----------------------------------------------------------------------------- ranked score
+
+
+def _vector(note: str | None, rule: str = "C") -> dict[str, object]:
+    return next(g for g in GAMES if g.get("note") == note and g["code"][4] == rule)
+
+
+def take_back_game(n: int = 15) -> Game:
+    """The classic take-back vector game after its first `n` moves: move 15 is AS-f (its first
+    time home), and AS-t5 is legal after it."""
+    record = _vector("take-back")
+    actions = record["actions"]
+    assert isinstance(actions, list) and actions[14:16] == ["AS-f", "AS-t5"]
+    return replay(str(record["code"]), actions[:n]).game
+
+
+def test_ranked_score_counts_first_placements_and_flips() -> None:
+    game = make(["2s AS", "", "", "", "", "", "KC"], filler=T7)
+    before = game.ranked_score
+    game.apply(c("AS"), F)  # home, and 2S turned face-up
+    assert game.ranked_score == before + 15
+    assert game.score == 15
+    assert game.reached == 1 << c("AS")
+    game.apply(c("2S"), F)
+    assert game.ranked_score == before + 25
+    game.undo()
+    game.undo()
+    assert (game.ranked_score, game.reached, game.score) == (before, 0, 0)
+
+
+@pytest.mark.parametrize("cycles", [1, 10, 60])
+def test_take_back_cycles_score_again_but_not_in_the_ranked_score(cycles: int) -> None:
+    game = take_back_game()
+    ranked, score = game.ranked_score, game.score
+    assert game.reached >> c("AS") & 1
+    assert ranked <= score
+    for i in range(cycles):
+        game.play(parse_action("AS-t5"))
+        assert (game.ranked_score, game.score) == (ranked, score + 10 * i)
+        assert game.reached >> c("AS") & 1, "a card taken back stays reached"
+        game.play(parse_action("AS-f"))
+        assert (game.ranked_score, game.score) == (ranked, score + 10 * (i + 1))
+    assert game.moves == 15 + 2 * cycles
+    # Undo restores the ranked score exactly: unchanged through the cycles, 10 less once the
+    # first AS-f is undone (when it is still among the last 100 moves).
+    while game.undo_available:
+        kind, card, *_, flipped, _ = game.history[-1]
+        before = game.ranked_score
+        game.undo()
+        if card == c("AS") and kind in (2, 3):  # a take-back or a re-placement
+            assert game.ranked_score == before
+        if (kind, card) == (1, c("AS")):
+            assert game.ranked_score == before - 10
+            assert not game.reached >> c("AS") & 1
+        assert game.ranked_score == before - 10 * (kind == 1) - 5 * flipped
+    if 15 + 2 * cycles <= UNDO_LIMIT:
+        assert state(game) == state(Game.deal(game.code))
+        assert (game.ranked_score, game.reached) == (0, 0)
+    else:
+        assert (game.ranked_score, game.score) == (ranked, score + 10 * (cycles - 50))
+
+
+def test_undo_restores_the_ranked_score_of_each_step() -> None:
+    record = _vector("take-back")
+    actions = record["actions"]
+    assert isinstance(actions, list)
+    game = Game.deal(DealCode.parse(str(record["code"])))
+    seen: list[tuple[int, int, int]] = [(game.score, game.ranked_score, game.reached)]
+    for text in actions[:60]:
+        game.play(parse_action(text))
+        seen.append((game.score, game.ranked_score, game.reached))
+    while game.undo_available:
+        game.undo()
+        seen.pop()
+        assert (game.score, game.ranked_score, game.reached) == seen[-1]
+    assert (game.score, game.ranked_score, game.reached) == (0, 0, 0)
+
+
+def test_every_won_vector_game_ends_with_ranked_score_625() -> None:
+    for record in GAMES:
+        game = replay(record["code"], record["actions"]).game
+        assert game.status is Status.WON
+        assert game.ranked_score == WIN_SCORE == 625
+        assert game.reached == (1 << 52) - 1
+        assert game.score == record["score"]  # 635 after a take-back: only the score grows
+
+
+def test_winning_brings_the_ranked_score_to_625() -> None:
+    game = one_to_win()
+    assert game.ranked_score == 615  # 51 cards home, 21 turned face-up
+    game.apply(c("KC"), F)
+    assert (game.ranked_score, game.score) == (625, 625)
+    assert game.public_view()["ranked_score"] == 625
+
+
+def test_reached_defaults_to_the_foundations_and_is_part_of_the_state() -> None:
+    game = make(["6H", "", "", "", "", "", "KC"], foundations=(0, 5, 0, 0), filler=T7, score=50)
+    assert game.reached == sum(1 << c(t) for t in ("AH", "2H", "3H", "4H", "5H"))
+    other = Game(
+        game.code,
+        [list(col) for col in game.columns],
+        list(game.down),
+        list(game.foundations),
+        score=50,
+        reached=game.reached | 1 << c("KC"),
+    )
+    assert other.ranked_score == game.ranked_score + 10
+    assert other != game
+    twin = game.copy()
+    assert twin == game
+    twin.apply(c("5H"), T1)
+    twin.apply(c("5H"), F)
+    assert twin.ranked_score == game.ranked_score
+    twin.undo()
+    twin.undo()
+    assert state(twin) == state(game)
+    assert (twin.reached, twin.ranked_score) == (game.reached, game.ranked_score)
+    assert twin.moves == 2 and twin != game  # the move counter is part of the key
+    game.copy().apply(c("5H"), T1)
+    assert game.foundations == [0, 5, 0, 0]
+
+
+# ---------------------------------------------------------------------------------- views
+
+
+def test_views_match_the_card_texts_at_every_step() -> None:
+    for record in GAMES:
+        game = Game.deal(DealCode.parse(record["code"]))
+        for text in record["actions"]:
+            game.play(parse_action(text))
+            for reveal in (False, True):
+                view = game.tableau_view(reveal)
+                assert view == [
+                    [card_text(x) if reveal or i >= d else None for i, x in enumerate(col)]
+                    for col, d in zip(game.columns, game.down, strict=True)
+                ]
+            assert game.foundations_view() == [
+                [card_text(s * 13 + r) for r in range(n)] for s, n in enumerate(game.foundations)
+            ]
+
+
+def test_views_are_fresh_lists() -> None:
+    game = take_back_game()
+    view, piles = game.tableau_view(), game.foundations_view()
+    for column in view:
+        column.append("XX")
+    for pile in piles:
+        pile.append("XX")
+    assert all("XX" not in column for column in game.tableau_view())
+    assert all("XX" not in pile for pile in game.foundations_view())
+    assert Game.deal(game.code).tableau_view()[6][:6] == [None] * 6
 
 
 # ---------------------------------------------------------------------- face-down, same column
