@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from server.engine.cards import CARDS, FOUNDATION, KING, N_COLUMNS, card_text, place_text
-from server.engine.codes import FACE_DOWN, DealCode, Rule, deal_columns
+from server.engine.codes import FACE_DOWN, DealCode, Rule
 from server.engine.errors import IllegalMove
 from server.engine.moves import Action, Move
 
@@ -154,7 +154,7 @@ class Game:
     @classmethod
     def deal(cls, code: DealCode) -> Game:
         """A new game dealt from `code` (SPEC 1.8)."""
-        return cls(code, deal_columns(code.seed), list(FACE_DOWN), [0, 0, 0, 0])
+        return cls(code, code.columns(), list(FACE_DOWN), [0, 0, 0, 0])
 
     # ------------------------------------------------------------------ queries
 

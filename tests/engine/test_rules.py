@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -935,6 +936,17 @@ def test_parse_and_play_refusal() -> None:
         game.play(parse_action("7D-t1"))
     assert info.value.rule == "same_suit"
     assert "7D-t1" in str(info.value)
+
+
+@pytest.mark.parametrize("vector", load_data("deals_ru2.json")["deals"], ids=lambda v: v["code"])
+def test_a_game_deals_an_ru2_code_by_its_own_shuffle(vector: dict[str, Any]) -> None:
+    game = Game.deal(DealCode.parse(vector["code"]))
+    shown = [
+        [text if i >= d else text.lower() for i, text in enumerate(col)]
+        for col, d in zip(game.tableau_view(reveal=True), game.down, strict=True)
+    ]
+    assert shown == vector["tableau"]
+    assert (game.ranked_score, game.score, sum(game.down)) == (0, 0, 21)
 
 
 def test_rule_of_a_game_from_its_code() -> None:
