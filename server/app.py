@@ -15,7 +15,7 @@ from server.broker import make_broker
 from server.keys import BOARDS, BROKER, ENGINE, SERVICE, SETTINGS, SOLVER
 from server.service import GameService
 from server.settings import Settings
-from server.solving import SolverService
+from server.solving import SolverService, load_deal_secret
 from server.store.commits import open_committer
 from server.store.db import make_engine, migrate_async, sessionmakers
 
@@ -34,7 +34,10 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     app[BROKER] = broker
     app[SERVICE] = GameService(readers, writers, committer, broker)
     app[BOARDS] = BoardService(readers)
-    app[SOLVER] = SolverService(readers, writers, app[SERVICE])
+    deal_secret = (
+        settings.deal_secret.encode() if settings.deal_secret else await load_deal_secret(writers)
+    )
+    app[SOLVER] = SolverService(readers, writers, app[SERVICE], deal_secret)
     yield
     app[SOLVER].close()
     await broker.close()

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from server.domain import Clock, GameView, wall_clock_ms
+from server.domain import Clock, GameView, code_revealed, wall_clock_ms
 from server.engine.snapshot import loads
 from server.errors import InvalidInput, NotFound
 from server.store import boards as store
@@ -41,6 +41,12 @@ def period_start(period: str, now_ms: int) -> int | None:
     elif period == "month":
         start = start.replace(day=1)
     return int(start.timestamp() * 1000)
+
+
+def day_end(day: str) -> int:
+    """The end of a UTC date (YYYY-MM-DD), in milliseconds."""
+    start = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC)
+    return int((start + timedelta(days=1)).timestamp() * 1000)
 
 
 def encode_cursor(values: list[Any], board: str) -> str:
@@ -88,6 +94,9 @@ def fingerprint(*parts: object) -> str:
 class BoardPage:
     rows: list[tuple[int, store.BoardRow]]
     next: str | None
+    now_ms: int
+    code: str | None
+    """The board's deal code as it may be shown (a daily deal's only once its day is over)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +125,17 @@ class BoardService:
         after: str | None,
     ) -> BoardPage:
         board = fingerprint("board", rule, by, period, assisted, code, daily)
+        now = self.clock()
+        until = None
+        shown = code
+        if daily is not None:
+            # The daily board: the day's deal of the rule, games finished within the day.
+            async with self.readers.begin() as session:
+                code = await queries.daily_deal(session, daily, rule)
+            shown = code if code_revealed(True, daily, "won", now) else None
+            if code is None:
+                return BoardPage([], None, now, None)
+            until = day_end(daily)
         position: tuple[int, int, str] | None = None
         rank = 0
         if after is not None:
@@ -129,7 +149,8 @@ class BoardService:
             assisted=assisted,
             code=code,
             daily=daily,
-            since_ms=period_start(period, self.clock()),
+            since_ms=period_start(period, now),
+            until_ms=until,
             after=position,
             limit=limit + 1,
         )
@@ -144,7 +165,7 @@ class BoardService:
             next_cursor = encode_cursor(
                 [last.sort_key(by), last.finished_ms, last.game_id, rank + len(rows)], board
             )
-        return BoardPage(ranked, next_cursor)
+        return BoardPage(ranked, next_cursor, now, shown)
 
     async def stats(self, player_id: str) -> tuple[str, dict[str, dict[str, Any]]]:
         async with self.readers.begin() as session:
@@ -233,6 +254,7 @@ def rule_stats(games: list[store.FinishedGame], today: Any) -> dict[str, Any]:
         "won": len(won),
         "win_rate": round(len(won) / len(games), 4) if games else 0.0,
         "best_score": max((g.score for g in games), default=None),
+        "best_ranked_score": max((g.ranked_score for g in games), default=None),
         "best_time_ms": min(times, default=None),
         "fewest_moves": min((g.moves for g in won), default=None),
         "current_streak": streak,

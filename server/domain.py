@@ -36,6 +36,17 @@ class Principal:
     name: str
 
 
+def code_revealed(secret_deal: bool, daily: str | None, status: str, now_ms: int) -> bool:
+    """Whether a game's deal code may be shown (SPEC 2.3 "Fair play"): always for a chosen game
+    (or one dealt before secret deals existed); for a secret server-dealt deal once the game has
+    ended, and for a daily deal once its UTC day has ended (also for games that ended earlier)."""
+    if not secret_deal:
+        return True
+    if daily is not None:
+        return utc_day(now_ms) > daily
+    return status != "active"
+
+
 @dataclass(frozen=True, slots=True)
 class GameRecord:
     """A row of `games` as plain data (not an ORM object, so nothing writes it by accident)."""
@@ -57,6 +68,11 @@ class GameRecord:
     assisted: bool
     daily: str | None = None
     practice: bool = False
+    secret_deal: bool = False
+    ranked_score: int = 0
+
+    def code_revealed(self, now_ms: int) -> bool:
+        return code_revealed(self.secret_deal, self.daily, self.status, now_ms)
 
 
 GAME_FIELDS = tuple(f.name for f in fields(GameRecord))
@@ -71,6 +87,7 @@ STATE_FIELDS = (
     "finished_ms",
     "elapsed_ms",
     "assisted",
+    "ranked_score",
 )
 """The columns of a game that an accepted change writes (every other one is fixed at the deal)."""
 

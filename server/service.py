@@ -242,16 +242,17 @@ class GameService:
         rule: Rule | None,
         code: DealCode | None,
         *,
-        chosen: bool | None = None,
+        secret: bool = False,
         daily: str | None = None,
     ) -> GameView:
-        """Deal a game: from `code` (chosen by the player unless told otherwise) or a random
-        deal of `rule`. A daily game (`daily` = its UTC date) is ranked for the player's first
-        attempt of that day only; later ones are practice (a unique index decides races)."""
-        if chosen is None:
-            chosen = code is not None
+        """Deal a game: from `code`, or from a fresh secret RU2 code of `rule` (128 bits from
+        `secrets`). A code the player gave is *chosen* and shown from the start; a code the
+        server drew (`secret`, or none given) is a secret until the game reveals it (SPEC 2.3).
+        A daily game (`daily` = its UTC date) is ranked for the player's first attempt of that
+        day only; later ones are practice (a unique index decides races)."""
         if code is None:
-            code = DealCode(rule or Rule.CLASSIC, secrets.randbelow(26**7))
+            code = DealCode(rule or Rule.CLASSIC, secrets.randbits(128), 2)
+            secret = True
         game = Game.deal(code)
         now = self.clock()
         values = {
@@ -259,7 +260,7 @@ class GameService:
             "player_id": player.id,
             "code": str(code),
             "rule": code.rule.value,
-            "chosen": chosen,
+            "chosen": not secret,
             "status": game.status.value,
             "score": 0,
             "moves": 0,
@@ -272,6 +273,8 @@ class GameService:
             "assisted": False,
             "daily": daily,
             "practice": False,
+            "secret_deal": secret,
+            "ranked_score": 0,
         }
         try:
             async with self.writers.begin() as session:
@@ -476,6 +479,7 @@ def next_row(row: GameRecord, decision: Decision, now: int) -> GameRecord:
         status=game.status.value,
         score=game.score,
         moves=game.moves,
+        ranked_score=game.ranked_score,
         version=row.version + 1,
         snapshot=dumps(game),
         started_ms=started,
@@ -503,6 +507,7 @@ class Verification:
     valid: bool
     status: str
     score: int
+    ranked_score: int
     moves: int
     failed_index: int | None
     rule: str | None
@@ -516,15 +521,21 @@ def verify_replay(
     result = replay(code, actions)
     game = result.game
     status, score, moves = game.status.value, game.score, game.moves
+    ranked = game.ranked_score
     if not result.valid:
         return Verification(
-            False, status, score, moves, result.failed_index, result.rule, result.error
+            False, status, score, ranked, moves, result.failed_index, result.rule, result.error
         )
     if claimed:
         claimed_status = claimed.get("status")
         if claimed_status == Status.ABANDONED.value and game.status is Status.ACTIVE:
             status = Status.ABANDONED.value
-        for name, actual in (("status", status), ("score", score), ("moves", moves)):
+        for name, actual in (
+            ("status", status),
+            ("score", score),
+            ("ranked_score", ranked),
+            ("moves", moves),
+        ):
             if name in claimed and (
                 type(claimed[name]) is not type(actual) or claimed[name] != actual
             ):
@@ -532,9 +543,10 @@ def verify_replay(
                     False,
                     status,
                     score,
+                    ranked,
                     moves,
                     None,
                     "result_mismatch",
                     f"The actions lead to {name} {actual!r}, not {claimed[name]!r}.",
                 )
-    return Verification(True, status, score, moves, None, None, None)
+    return Verification(True, status, score, ranked, moves, None, None, None)

@@ -29,6 +29,9 @@ class Settings:
     workers: int = 1
     trust_forwarded: bool = False
     """Take a client's address from X-Forwarded-For (only behind a proxy that sets it)."""
+    deal_secret: str | None = None
+    """The secret the daily deals are drawn from (`DEAL_SECRET`); without it, one generated
+    once and kept in the database. Every process of one deployment must agree on it."""
 
     @property
     def async_database_url(self) -> str:
@@ -111,6 +114,7 @@ def from_args(
         rate_limit=_rate(str(args.rate_limit)),
         workers=args.workers,
         trust_forwarded=env.get("TRUST_FORWARDED", "") not in ("", "0", "false", "no"),
+        deal_secret=env.get("DEAL_SECRET") or None,
     )
     if not 1 <= settings.workers <= 64:
         raise SettingsError(f"--workers {settings.workers}: expected 1 to 64")

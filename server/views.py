@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from server.domain import Applied, GameView, LoggedMove
-from server.engine import Game, card_text
-from server.engine.codes import deal_columns
+from server.domain import Applied, GameRecord, GameView, LoggedMove
+from server.engine import DealCode, card_text
+from server.engine.codes import commitment
 
 REPLAY_FORMAT = "russian-solitaire-replay"
 REPLAY_VERSION = 1
@@ -41,15 +41,24 @@ def event_json(applied: Applied) -> dict[str, Any]:
     }
 
 
+def code_json(row: GameRecord, now_ms: int) -> str | None:
+    """The game's deal code, or None while it is a secret (SPEC 2.3 "Fair play")."""
+    return row.code if row.code_revealed(now_ms) else None
+
+
 def game_json(view: GameView) -> dict[str, Any]:
     row, game = view.row, view.game
     return {
         "id": row.id,
-        "code": row.code,
+        "code": code_json(row, view.now_ms),
+        "deal_commitment": commitment(row.code),
         "rule": row.rule,
+        "chosen": row.chosen,
+        "daily": row.daily,
         "status": row.status,
         "player": {"id": row.player_id, "name": view.player_name},
         "score": game.score,
+        "ranked_score": row.ranked_score,
         "moves": game.moves,
         "elapsed_ms": view.elapsed_ms,
         "undo_available": game.undo_available,
@@ -71,22 +80,25 @@ def moves_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
     }
 
 
-def deal_json(game: Game) -> list[list[str]]:
-    return [[card_text(c) for c in column] for column in deal_columns(game.code.seed)]
+def deal_json(code: DealCode) -> list[list[str]]:
+    return [[card_text(c) for c in column] for column in code.columns()]
 
 
 def replay_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
+    """The replay (SPEC 2.4): the code and the deal only once the game has ended and its code
+    is revealed; the commitment always."""
     row, game = view.row, view.game
     started = row.started_ms
-    finished = row.status != "active"
+    code = code_json(row, view.now_ms)
     return {
         "format": REPLAY_FORMAT,
         "version": REPLAY_VERSION,
         "game_id": row.id,
-        "code": row.code,
+        "code": code,
+        "deal_commitment": commitment(row.code),
         "rule": row.rule,
         "player": {"id": row.player_id, "name": view.player_name},
-        "deal": deal_json(game) if finished else None,
+        "deal": deal_json(game.code) if code is not None and row.status != "active" else None,
         "actions": [
             {"move": m.move, "t_ms": max(0, m.at_ms - started) if started is not None else 0}
             for m in log
@@ -94,6 +106,7 @@ def replay_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
         "result": {
             "status": row.status,
             "score": game.score,
+            "ranked_score": row.ranked_score,
             "moves": game.moves,
             "elapsed_ms": view.elapsed_ms,
         },

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from server.api.common import json_response, path_id, viewer
 from server.api.problems import validation_errors, validation_problem
 from server.api.schemas import BoardQueryIn, GamesQueryIn, Strict
-from server.domain import utc_day
+from server.domain import code_revealed, utc_day
 from server.engine import DealCode
 from server.keys import BOARDS
 from server.store.boards import GameFilter
@@ -52,11 +52,12 @@ async def leaderboards(request: web.Request) -> web.Response:
         limit=q.limit,
         after=q.after,
     )
+    now = page.now_ms
     body = {
         "rule": rule,
         "by": q.by,
         "period": q.period,
-        "code": q.code,
+        "code": page.code,
         "daily": q.daily,
         "assisted": q.assisted,
         "entries": [
@@ -64,8 +65,12 @@ async def leaderboards(request: web.Request) -> web.Response:
                 "rank": rank,
                 "player": {"id": row.player_id, "name": row.player_name},
                 "game_id": row.game_id,
-                "code": row.code,
+                "code": (
+                    row.code if code_revealed(row.secret_deal, row.daily, row.status, now) else None
+                ),
+                "status": row.status,
                 "score": row.score,
+                "ranked_score": row.ranked_score,
                 "time_ms": row.elapsed_ms,
                 "moves": row.moves,
                 "finished_at": iso(row.finished_ms),

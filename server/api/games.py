@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from aiohttp import web
 
 from server.api.common import (
@@ -16,6 +18,7 @@ from server.api.problems import invalid, read_json, validation_problem
 from server.api.schemas import ActionIn, NewGameIn
 from server.domain import utc_day
 from server.engine import Card, DealCode, NotationError, Rule, place_text
+from server.errors import NotFound
 from server.keys import SOLVER
 from server.views import action_json, game_json, moves_json
 
@@ -33,10 +36,10 @@ async def create_game(request: web.Request) -> web.Response:
     if body.daily:
         day = utc_day(games.clock())
         code = await request.app[SOLVER].daily_code(day, rule)
-        view = await games.create_game(player, rule, code, chosen=True, daily=day)
+        view = await games.create_game(player, rule, code, secret=True, daily=day)
     elif body.winnable:
         code = await request.app[SOLVER].winnable_code(rule)
-        view = await games.create_game(player, rule, code, chosen=False)
+        view = await games.create_game(player, rule, code, secret=True)
     else:
         view = await games.create_game(player, body.rule, body.deal_code())
     return json_response(
@@ -115,21 +118,49 @@ async def winnable(request: web.Request) -> web.Response:
 
 @routes.get("/api/v1/daily")
 async def daily(request: web.Request) -> web.Response:
-    """Today's deal (UTC date), the same for every player and process, certified winnable."""
+    """The daily deal of a rule and UTC date (today by default), the same for every player and
+    process, certified winnable. Its code is shown only once the day has ended; until then its
+    commitment binds the server to it (SPEC 2.3, 2.5)."""
+    unknown = set(request.query) - {"rule", "date"}
+    if unknown:
+        raise validation_problem(
+            [{"field": name, "message": "unknown parameter"} for name in unknown]
+        )
     text = request.query.get("rule", "classic")
-    if text not in ("classic", "relaxed") or set(request.query) - {"rule"}:
+    if text not in ("classic", "relaxed"):
         raise invalid("rule", "expected classic or relaxed")
     rule = Rule(text)
-    day = utc_day(service(request).clock())
-    code = await request.app[SOLVER].daily_code(day, rule)
+    today = utc_day(service(request).clock())
+    day = request.query.get("date", today)
+    if not is_date(day):
+        raise invalid("date", "expected a date YYYY-MM-DD")
+    if day > today:
+        raise invalid("date", f"the daily deal of {day} is not dealt yet (today is {today}, UTC)")
+    solver = request.app[SOLVER]
+    if day == today:
+        code: DealCode | None = await solver.daily_code(day, rule)
+    else:
+        code = await solver.stored_daily_code(day, rule)
+        if code is None:
+            raise NotFound(f"There was no {rule.value} daily deal on {day}.")
+    assert code is not None
     return json_response(
         {
             "date": day,
             "rule": rule.value,
-            "code": str(code),
-            "leaderboard": f"/api/v1/leaderboards?code={code}&daily={day}",
+            "code": str(code) if day < today else None,
+            "deal_commitment": code.commitment,
+            "leaderboard": f"/api/v1/leaderboards?daily={day}&rule={rule.value}",
         }
     )
+
+
+def is_date(text: str) -> bool:
+    """Whether `text` is a real calendar date written YYYY-MM-DD."""
+    try:
+        return date.fromisoformat(text).isoformat() == text
+    except ValueError:
+        return False
 
 
 @routes.post("/api/v1/games/{id}/abandon")

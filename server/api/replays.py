@@ -7,7 +7,7 @@ from aiohttp import web
 from server.api.common import json_response, path_id, service, viewer
 from server.api.problems import invalid, read_json
 from server.api.schemas import ReplayIn
-from server.engine import DealCode, Game
+from server.engine import DealCode
 from server.service import verify_replay
 from server.views import deal_json, replay_json
 
@@ -24,6 +24,7 @@ async def download(request: web.Request) -> web.Response:
 @routes.post("/api/v1/replays/verify")
 async def verify(request: web.Request) -> web.Response:
     body = await read_json(request, ReplayIn)
+    assert body.code is not None
     code = DealCode.parse(body.code)
     actions: list[str] = []
     for index, item in enumerate(body.actions):
@@ -31,19 +32,10 @@ async def verify(request: web.Request) -> web.Response:
         if not isinstance(move, str):
             raise invalid(f"actions.{index}", "expected {'move': '<move text>'}")
         actions.append(move)
-    if body.deal is not None and body.deal != deal_json(Game.deal(code)):
-        return json_response(
-            {
-                "valid": False,
-                "code": str(code),
-                "status": None,
-                "score": None,
-                "moves": None,
-                "failed_index": None,
-                "rule": "deal_mismatch",
-                "reason": f"The deal is not the deal of {code}.",
-            }
-        )
+    if body.deal_commitment is not None and body.deal_commitment != code.commitment:
+        return refused(code, "commitment_mismatch", f"{code} is not the deal committed to.")
+    if body.deal is not None and body.deal != deal_json(code):
+        return refused(code, "deal_mismatch", f"The deal is not the deal of {code}.")
     result = verify_replay(code, actions, body.result)
     return json_response(
         {
@@ -51,9 +43,27 @@ async def verify(request: web.Request) -> web.Response:
             "code": str(code),
             "status": result.status,
             "score": result.score,
+            "ranked_score": result.ranked_score,
             "moves": result.moves,
             "failed_index": result.failed_index,
             "rule": result.rule,
             "reason": result.reason,
+        }
+    )
+
+
+def refused(code: DealCode, rule: str, reason: str) -> web.Response:
+    """The verdict on a replay whose code or deal does not hold."""
+    return json_response(
+        {
+            "valid": False,
+            "code": str(code),
+            "status": None,
+            "score": None,
+            "ranked_score": None,
+            "moves": None,
+            "failed_index": None,
+            "rule": rule,
+            "reason": reason,
         }
     )

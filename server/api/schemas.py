@@ -54,7 +54,7 @@ class NewGameIn(Strict):
     `winnable`) deal of `rule` (classic by default)."""
 
     rule: Rule | None = None
-    code: str | None = Field(default=None, max_length=32)
+    code: str | None = Field(default=None, max_length=64)
     winnable: StrictBool = False
     daily: StrictBool = False
 
@@ -132,7 +132,7 @@ class BoardQueryIn(Strict):
     rule: Rule = Rule.CLASSIC
     by: Literal["score", "time", "moves"] = "score"
     period: Literal["day", "week", "month", "all"] = "all"
-    code: str | None = Field(default=None, max_length=32)
+    code: str | None = Field(default=None, max_length=64)
     daily: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
     assisted: bool = False
     limit: int = Field(default=20, ge=1, le=100)
@@ -149,6 +149,14 @@ class BoardQueryIn(Strict):
         if value is not None:
             date.fromisoformat(value)
         return value
+
+    @model_validator(mode="after")
+    def one_deal(self) -> BoardQueryIn:
+        if self.code is not None and self.daily is not None:
+            raise ValueError(
+                "choose code or daily: the daily board is addressed by its date and rule"
+            )
+        return self
 
 
 class GamesQueryIn(Strict):
@@ -172,13 +180,19 @@ class ReplayIn(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    code: str = Field(max_length=32)
+    code: str | None = Field(max_length=64)
+    deal_commitment: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     actions: list[Any] = Field(max_length=100_000)
     result: dict[str, Any] | None = None
     deal: Any = None
 
     @field_validator("code")
     @classmethod
-    def valid_code(cls, value: str) -> str:
+    def valid_code(cls, value: str | None) -> str:
+        if value is None:
+            raise ValueError(
+                "a replay without its code cannot be verified: the code is shown once the "
+                "game's deal is revealed (the game has ended, or its daily deal's day)"
+            )
         DealCode.parse(value)
         return value

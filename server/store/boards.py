@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select, false, or_, select, tuple_
+from sqlalchemy import ColumnElement, Select, false, literal_column, or_, select, true, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.domain import GameRecord, LoggedMove
@@ -28,6 +28,7 @@ class BoardQuery:
     code: str | None = None
     daily: str | None = None
     since_ms: int | None = None
+    until_ms: int | None = None
     after: tuple[int, int, str] | None = None  # (sort key, finished_ms, id) of the last row
     limit: int = 20
 
@@ -39,21 +40,32 @@ class BoardRow:
     player_name: str
     code: str
     score: int
+    ranked_score: int
+    status: str
     elapsed_ms: int | None
     moves: int
     finished_ms: int
+    secret_deal: bool
+    daily: str | None
 
     def sort_key(self, by: str) -> int:
         if by == "score":
-            return -self.score
+            return -(self.ranked_score * 2 + (self.status == "won"))
         if by == "time":
             return self.elapsed_ms or 0
         return self.moves
 
 
+SCORE_KEY: ColumnElement[int] = literal_column(
+    "(-(games.ranked_score * 2 + CASE WHEN games.status = 'won' THEN 1 ELSE 0 END))"
+)
+"""The key of `by=score` (ascending): the ranked score, a won game first at equal ranked
+score. The same expression as the index of migration 0004, so the planner reads the index."""
+
+
 def _sort_column(by: str) -> ColumnElement[Any]:
     if by == "score":
-        return -GameRow.score
+        return SCORE_KEY
     if by == "time":
         return GameRow.elapsed_ms  # type: ignore[return-value]
     return GameRow.moves  # type: ignore[return-value]
@@ -68,9 +80,13 @@ def board_query(q: BoardQuery) -> Select[Any]:
         Player.name,
         GameRow.code,
         GameRow.score,
+        GameRow.ranked_score,
+        GameRow.status,
         GameRow.elapsed_ms,
         GameRow.moves,
         GameRow.finished_ms,
+        GameRow.secret_deal,
+        GameRow.daily,
     ).join(Player, Player.id == GameRow.player_id)
     # The literal predicates below repeat those of the partial indexes, so the planner uses them.
     if q.by == "score":
@@ -86,11 +102,17 @@ def board_query(q: BoardQuery) -> Select[Any]:
         if q.daily is not None:
             query = query.where(GameRow.daily == q.daily)
     else:
+        # The global boards: secret server-dealt deals only (not chosen, not daily ones).
         query = query.where(
-            GameRow.rule == q.rule, GameRow.assisted == q.assisted, GameRow.chosen == false()
+            GameRow.rule == q.rule,
+            GameRow.assisted == q.assisted,
+            GameRow.secret_deal == true(),
+            GameRow.daily.is_(None),
         )
     if q.since_ms is not None:
         query = query.where(GameRow.finished_ms >= q.since_ms)
+    if q.until_ms is not None:
+        query = query.where(GameRow.finished_ms < q.until_ms)
     if q.after is not None:
         query = query.where(tuple_(key, GameRow.finished_ms, GameRow.id) > tuple_(*q.after))
     return query.order_by(key, GameRow.finished_ms, GameRow.id).limit(q.limit)  # type: ignore[return-value]
@@ -107,6 +129,7 @@ class FinishedGame:
     rule: str
     status: str
     score: int
+    ranked_score: int
     elapsed_ms: int | None
     moves: int
     assisted: bool
@@ -122,6 +145,7 @@ async def finished_games(session: AsyncSession, player_id: str) -> list[Finished
             GameRow.rule,
             GameRow.status,
             GameRow.score,
+            GameRow.ranked_score,
             GameRow.elapsed_ms,
             GameRow.moves,
             GameRow.assisted,
@@ -132,7 +156,7 @@ async def finished_games(session: AsyncSession, player_id: str) -> list[Finished
         .where(GameRow.player_id == player_id, GameRow.finished_ms.is_not(None))
         .order_by(GameRow.finished_ms, GameRow.id)
     )
-    return [FinishedGame(*row) for row in (await session.execute(query)).all()]  # type: ignore[arg-type]
+    return [FinishedGame(**row._mapping) for row in (await session.execute(query)).all()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ class GameRow(Base):
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     player_id: Mapped[str] = mapped_column(ForeignKey("players.id"))
-    code: Mapped[str] = mapped_column(String(16))
+    code: Mapped[str] = mapped_column(String(64))
     rule: Mapped[str] = mapped_column(String(8))
     chosen: Mapped[bool] = mapped_column(Boolean)
     status: Mapped[str] = mapped_column(String(12))
@@ -60,6 +60,10 @@ class GameRow(Base):
     """The UTC date (YYYY-MM-DD) of the daily deal this game plays, if it is one."""
     practice: Mapped[bool] = mapped_column(Boolean, default=False)
     """A daily game after the player's first attempt of that day: never ranked."""
+    secret_deal: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Dealt by the server from a secret RU2 code, hidden until revealed (SPEC 2.3)."""
+    ranked_score: Mapped[int] = mapped_column(Integer, default=0)
+    """What the boards compare (SPEC 1.5)."""
 
 
 class DealVerdict(Base):
@@ -67,7 +71,7 @@ class DealVerdict(Base):
 
     __tablename__ = "deal_verdicts"
 
-    code: Mapped[str] = mapped_column(String(16), primary_key=True)
+    code: Mapped[str] = mapped_column(String(64), primary_key=True)
     take_backs: Mapped[bool] = mapped_column(Boolean, primary_key=True)
     status: Mapped[str] = mapped_column(String(12))
     nodes: Mapped[int] = mapped_column(Integer)
@@ -97,4 +101,25 @@ class IdempotencyRecord(Base):
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     fingerprint: Mapped[str] = mapped_column(String(64))
     answer: Mapped[str] = mapped_column(Text)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class ServerSecret(Base):
+    """A secret of the server, generated once (the deal secret of the daily deal)."""
+
+    __tablename__ = "server_secrets"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class DailyDeal(Base):
+    """The deal of a day (UTC date) and rule, stored when it is first drawn."""
+
+    __tablename__ = "daily_deals"
+
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    rule: Mapped[str] = mapped_column(String(8), primary_key=True)
+    code: Mapped[str] = mapped_column(String(64))
     created_ms: Mapped[int] = mapped_column(BigInteger)

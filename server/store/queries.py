@@ -11,7 +11,15 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.domain import GAME_FIELDS, GameRecord, LoggedMove
-from server.store.models import DealVerdict, GameRow, IdempotencyRecord, MoveRow, Player
+from server.store.models import (
+    DailyDeal,
+    DealVerdict,
+    GameRow,
+    IdempotencyRecord,
+    MoveRow,
+    Player,
+    ServerSecret,
+)
 
 
 async def insert_player(session: AsyncSession, **values: Any) -> None:
@@ -98,3 +106,24 @@ async def idempotency_answer(
         )
     ).first()
     return (row[0], row[1]) if row else None
+
+
+async def server_secret(session: AsyncSession, name: str) -> str | None:
+    return await session.scalar(select(ServerSecret.value).where(ServerSecret.name == name))
+
+
+async def insert_server_secret(session: AsyncSession, name: str, value: str, now: int) -> None:
+    await session.execute(insert(ServerSecret).values(name=name, value=value, created_ms=now))
+
+
+async def daily_deal(session: AsyncSession, day: str, rule: str) -> str | None:
+    """The code of the daily deal of `day` and `rule`, if it was drawn."""
+    return await session.scalar(
+        select(DailyDeal.code).where(DailyDeal.day == day, DailyDeal.rule == rule)
+    )
+
+
+async def insert_daily_deal(
+    session: AsyncSession, day: str, rule: str, code: str, now: int
+) -> None:
+    await session.execute(insert(DailyDeal).values(day=day, rule=rule, code=code, created_ms=now))

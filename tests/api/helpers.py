@@ -17,7 +17,11 @@ PROBLEM_TYPE = "application/problem+json"
 GAME_KEYS = {
     "id",
     "code",
+    "deal_commitment",
     "rule",
+    "chosen",
+    "daily",
+    "ranked_score",
     "status",
     "player",
     "score",

@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from server.engine import DealCode, Game, parse_action
+from server.engine import DealCode, Game, commitment, parse_action
 from tests.api.helpers import (
     GAME_KEYS,
     action_body,
@@ -26,6 +26,8 @@ from tests.api.helpers import (
 from tests.conftest import Api
 
 CODE_RE = re.compile(r"^RU1-([CR])-[A-Z]{7}$")
+SECRET_RE = re.compile(r"^RU2-([CR])(-[A-Z]{7}){4}$")
+COMMITMENT_RE = re.compile(r"^[0-9a-f]{64}$")
 COLUMN_SIZES = [1, 6, 7, 8, 9, 10, 11]
 
 
@@ -41,8 +43,13 @@ def expected_tableau(code: str) -> list[list[str | None]]:
 def check_new_game(game: dict[str, Any], player_id: str, name: str) -> None:
     assert set(game) == GAME_KEYS
     uuid.UUID(game["id"])
-    assert CODE_RE.match(game["code"]), game["code"]
-    assert game["rule"] == {"C": "classic", "R": "relaxed"}[game["code"][4]]
+    assert COMMITMENT_RE.match(game["deal_commitment"]), game
+    if game["chosen"]:
+        assert CODE_RE.match(game["code"]), game["code"]
+        assert game["rule"] == {"C": "classic", "R": "relaxed"}[game["code"][4]]
+        assert game["deal_commitment"] == commitment(game["code"])
+    else:  # a server-dealt deal: its code is a secret while the game is active
+        assert game["code"] is None
     assert game["status"] == "active"
     assert game["player"] == {"id": player_id, "name": name}
     assert (game["score"], game["moves"], game["elapsed_ms"]) == (0, 0, 0)
@@ -108,6 +115,8 @@ async def test_create_game_from_relaxed_code(client: TestClient[Any, Any], api: 
 
 
 async def test_create_game_with_a_random_code(client: TestClient[Any, Any], api: Api) -> None:
+    """A random deal is a secret RU2 code: only its commitment is shown until the game ends,
+    then the code, which matches the commitment and deals the cards the game showed."""
     player_id, auth = await api.player("Ana")
     for body, letter, rule in (
         ({"rule": "relaxed"}, "R", "relaxed"),
@@ -120,13 +129,16 @@ async def test_create_game_with_a_random_code(client: TestClient[Any, Any], api:
             assert response.status == 201, await response.text()
             game = await response.json()
             check_new_game(game, player_id, "Ana")
-            match = CODE_RE.match(game["code"])
-            assert match is not None and match.group(1) == letter, (body, game["code"])
-            assert game["rule"] == rule
+            assert (game["code"], game["chosen"], game["rule"]) == (None, False, rule)
             assert response.headers["Location"].endswith(f"/api/v1/games/{game['id']}")
+            response = await client.post(f"/api/v1/games/{game['id']}/abandon", headers=auth)
+            ended = await response.json()
+            match = SECRET_RE.match(ended["code"])
+            assert match is not None and match.group(1) == letter, (body, ended["code"])
+            assert commitment(ended["code"]) == game["deal_commitment"]
             # The deal is the deal of the code.
-            assert game["tableau"] == Game.deal(DealCode.parse(game["code"])).tableau_view()
-            codes.add(game["code"])
+            assert game["tableau"] == Game.deal(DealCode.parse(ended["code"])).tableau_view()
+            codes.add(ended["code"])
         assert len(codes) == 3, "random seeds repeat"
 
     # No body at all: a classic game.
@@ -134,7 +146,7 @@ async def test_create_game_with_a_random_code(client: TestClient[Any, Any], api:
     assert response.status == 201, await response.text()
     game = await response.json()
     check_new_game(game, player_id, "Ana")
-    assert game["rule"] == "classic" and game["code"].startswith("RU1-C-")
+    assert (game["rule"], game["code"], game["chosen"]) == ("classic", None, False)
 
 
 # ---------------------------------------------------------------- play and the move log

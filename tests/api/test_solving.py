@@ -98,7 +98,11 @@ async def test_a_winnable_deal_is_certified_by_the_solver(
     _, auth = await api.player()
     for rule in ("classic", "relaxed"):
         game = await api.game(auth, winnable=True, rule=rule)
-        assert game["rule"] == rule
+        assert (game["rule"], game["code"], game["chosen"]) == (rule, None, False)
+        # The code is a secret until the game ends.
+        response = await client.post(f"/api/v1/games/{game['id']}/abandon", headers=auth)
+        game = await response.json()
+        assert game["code"].startswith("RU2-")
         verdict = solve_deal(DealCode.parse(game["code"]), max_nodes=300_000)
         assert verdict.status is SolveStatus.WINNABLE
         # Its winning line really wins.

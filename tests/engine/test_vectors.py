@@ -341,3 +341,11 @@ def test_commitment_of_a_code_or_its_text(vector: dict) -> None:
     assert commitment(vector["code"].lower()) == expected
     with pytest.raises(NotationError):
         commitment(vector["code"] + "-")
+
+
+@pytest.mark.parametrize("vector", RU2_DEALS, ids=[d["code"] for d in RU2_DEALS])
+def test_a_game_deals_the_cards_of_its_ru2_code(vector: dict) -> None:
+    game = Game.deal(DealCode.parse(vector["code"]))
+    shown = [[None if t.islower() else t for t in column] for column in vector["tableau"]]
+    assert game.tableau_view() == shown
+    assert game.tableau_view(reveal=True) == [[t.upper() for t in c] for c in vector["tableau"]]
