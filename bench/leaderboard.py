@@ -34,6 +34,7 @@ HEAVY = 1000  # games of player 0, who is exported
 REPEAT = 30
 PORT = 18381
 DAY = 86_400_000
+DEAL = "RU2-C-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAB"  # a per-deal board (its plan; no game has it)
 
 
 def dsn(url: str) -> str:
@@ -45,7 +46,8 @@ async def fill(url: str) -> tuple[str, str]:
     now = int(time.time() * 1000)
     players = [str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(PLAYERS)]
     codes = [
-        DealCode(Rule.CLASSIC if i % 5 else Rule.RELAXED, rng.randrange(26**7)) for i in range(1000)
+        DealCode(Rule.CLASSIC if i % 5 else Rule.RELAXED, rng.getrandbits(128), 2)
+        for i in range(1000)
     ]
     start_snaps = {str(c): dumps(Game.deal(c)) for c in codes}
     connection = await asyncpg.connect(url)
@@ -93,6 +95,8 @@ async def fill(url: str) -> tuple[str, str]:
             "elapsed_ms",
             "assisted",
             "practice",
+            "secret_deal",
+            "ranked_score",
         ]
         heavy_ids: list[str] = []
         batch: list[tuple[Any, ...]] = []
@@ -112,6 +116,7 @@ async def fill(url: str) -> tuple[str, str]:
                 else start_snaps[text].replace("|active|", "|abandoned|", 1)
             )
             game_id = str(uuid.UUID(int=rng.getrandbits(128)))
+            chosen = rng.random() < 0.1
             if n < HEAVY:
                 heavy_ids.append(game_id)
             batch.append(
@@ -120,7 +125,7 @@ async def fill(url: str) -> tuple[str, str]:
                     player,
                     text,
                     code.rule.value,
-                    rng.random() < 0.1,
+                    chosen,
                     "won" if won else "abandoned",
                     score,
                     moves,
@@ -132,6 +137,8 @@ async def fill(url: str) -> tuple[str, str]:
                     elapsed,
                     rng.random() < 0.05,
                     False,
+                    not chosen,  # a secret server-dealt deal (random), on the global boards
+                    625 if won else score,
                 )
             )
             if len(batch) == 50_000:
@@ -162,14 +169,15 @@ async def plans(url: str, heavy: str) -> tuple[int, list[str]]:
         "top_time": boards.board_query(boards.BoardQuery("classic", "time", False, limit=101)),
         "top_moves": boards.board_query(boards.BoardQuery("classic", "moves", False, limit=101)),
         "deep_score": boards.board_query(
-            boards.BoardQuery("classic", "score", False, after=(-600, 0, ""), limit=101)
+            boards.BoardQuery("classic", "score", False, after=(-1200, 0, ""), limit=101)
         ),
         "deal_score": boards.board_query(
-            boards.BoardQuery("classic", "score", False, code="RU1-C-AAAAAAA", limit=101)
+            boards.BoardQuery("classic", "score", False, code=DEAL, limit=101)
         ),
     }
     stats_sql = (
-        "SELECT rule, status, score, elapsed_ms, moves, assisted, finished_ms, daily, practice "
+        "SELECT rule, status, score, ranked_score, elapsed_ms, moves, assisted, finished_ms, "
+        "daily, practice "
         f"FROM games WHERE player_id = '{heavy}' AND finished_ms IS NOT NULL "
         "ORDER BY finished_ms, id"
     )
@@ -216,7 +224,7 @@ async def measure(base: str, heavy: str, typical: str) -> dict[str, float]:
                 ("top100_score_ms", f"{base}/api/v1/leaderboards?by=score&limit=100"),
                 ("top100_time_ms", f"{base}/api/v1/leaderboards?by=time&limit=100"),
                 ("top100_moves_ms", f"{base}/api/v1/leaderboards?by=moves&limit=100"),
-                ("deal_top100_ms", f"{base}/api/v1/leaderboards?code=RU1-C-AAAAAAA&limit=100"),
+                ("deal_top100_ms", f"{base}/api/v1/leaderboards?code={DEAL}&limit=100"),
                 ("deep_page_ms", deep),
                 ("stats_1000_games_ms", f"{base}/api/v1/players/{heavy}/stats"),
                 ("stats_typical_ms", f"{base}/api/v1/players/{typical}/stats"),
