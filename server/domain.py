@@ -88,6 +88,7 @@ STATE_FIELDS = (
     "elapsed_ms",
     "assisted",
     "ranked_score",
+    "practice",
 )
 """The columns of a game that an accepted change writes (every other one is fixed at the deal)."""
 

@@ -465,7 +465,9 @@ class GameService:
 
 def next_row(row: GameRecord, decision: Decision, now: int) -> GameRecord:
     """The game's row after a change at `now`: the clock starts at the first move, and stops
-    when the game ends (won or abandoned)."""
+    when the game ends (won or abandoned). A daily game still active when its day ends becomes
+    practice (unranked) with its first change after it, since its code is public then (SPEC
+    2.5); until it changes it is active, and only finished games are ranked."""
     game = decision.game
     started = row.started_ms
     if started is None and decision.move is not None:
@@ -474,8 +476,11 @@ def next_row(row: GameRecord, decision: Decision, now: int) -> GameRecord:
     if game.status is not Status.ACTIVE and row.status == Status.ACTIVE.value:
         finished = now
         elapsed = max(0, now - started) if started is not None else 0
+    # A daily game changed after its UTC day (its code now public) is practice from then on.
+    practice = row.practice or (row.daily is not None and utc_day(now) > row.daily)
     return replace(
         row,
+        practice=practice,
         status=game.status.value,
         score=game.score,
         moves=game.moves,

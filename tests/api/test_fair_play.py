@@ -717,6 +717,10 @@ async def test_the_daily_deal_is_secret_until_its_day_ends(
     board = await get_json(client, f"/api/v1/leaderboards?daily={TODAY}&rule=classic")
     assert board["code"] == code, board
     assert [(e["game_id"], e["code"]) for e in board["entries"]] == [(bob_guard.game_id, code)]
+    # Nor on the deal's own board: changed after its day, when the code was public, it became
+    # practice (SPEC 2.5); Bob's, ended within the day, is ranked there.
+    deal_board = await get_json(client, f"/api/v1/leaderboards?code={code}")
+    assert [e["game_id"] for e in deal_board["entries"]] == [bob_guard.game_id], deal_board
 
     # Tomorrow's deal is tomorrow's secret; the day after, today's is still the same.
     clock.now += DAY

@@ -148,7 +148,7 @@ def test_query_parameters_are_those_the_server_takes(document: dict[str, Any]) -
     }
     # Checked by hand in server/api/games.py.
     assert query_parameters(document, "/api/v1/deals/{code}/winnable") == {"take_backs"}
-    assert query_parameters(document, "/api/v1/daily") == {"rule"}
+    assert query_parameters(document, "/api/v1/daily") == {"rule", "date"}
 
 
 @pytest.mark.parametrize(
