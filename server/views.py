@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,6 +42,12 @@ def event_json(applied: Applied) -> dict[str, Any]:
     }
 
 
+@functools.lru_cache(maxsize=4096)
+def deal_commitment(code: str) -> str:
+    """The commitment of a stored code (SPEC 1.8.1), computed once per code."""
+    return commitment(code)
+
+
 def code_json(row: GameRecord, now_ms: int) -> str | None:
     """The game's deal code, or None while it is a secret (SPEC 2.3 "Fair play")."""
     return row.code if row.code_revealed(now_ms) else None
@@ -51,7 +58,7 @@ def game_json(view: GameView) -> dict[str, Any]:
     return {
         "id": row.id,
         "code": code_json(row, view.now_ms),
-        "deal_commitment": commitment(row.code),
+        "deal_commitment": deal_commitment(row.code),
         "rule": row.rule,
         "chosen": row.chosen,
         "daily": row.daily,
@@ -95,7 +102,7 @@ def replay_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
         "version": REPLAY_VERSION,
         "game_id": row.id,
         "code": code,
-        "deal_commitment": commitment(row.code),
+        "deal_commitment": deal_commitment(row.code),
         "rule": row.rule,
         "player": {"id": row.player_id, "name": view.player_name},
         "deal": deal_json(game.code) if code is not None and row.status != "active" else None,
