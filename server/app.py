@@ -7,12 +7,13 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from server.api import boards, client, games, health, live, players, replays
+from server.api import boards, client, games, health, live, players, races, replays
 from server.api.middleware import RateLimiter, cors_middleware
 from server.api.problems import problem_middleware
 from server.boards import BoardService
 from server.broker import make_broker
-from server.keys import BOARDS, BROKER, ENGINE, SERVICE, SETTINGS, SOLVER
+from server.keys import BOARDS, BROKER, ENGINE, RACES, SERVICE, SETTINGS, SOLVER
+from server.races import RaceService
 from server.service import GameService
 from server.settings import Settings
 from server.solving import SolverService, load_deal_secret
@@ -38,7 +39,10 @@ async def database(app: web.Application) -> AsyncIterator[None]:
         settings.deal_secret.encode() if settings.deal_secret else await load_deal_secret(writers)
     )
     app[SOLVER] = SolverService(readers, writers, app[SERVICE], deal_secret)
+    app[RACES] = RaceService(readers, writers, app[SERVICE], broker, app[SOLVER].winnable_code)
+    app[RACES].start_ticking()
     yield
+    await app[RACES].close()
     app[SOLVER].close()
     await broker.close()
     await committer.close()
@@ -54,7 +58,7 @@ def create_app(settings: Settings) -> web.Application:
     app = web.Application(middlewares=middlewares, client_max_size=settings.body_limit)
     app[SETTINGS] = settings
     app.cleanup_ctx.append(database)
-    for module in (health, players, games, replays, boards, client):
+    for module in (health, players, games, replays, boards, races, client):
         app.router.add_routes(module.routes)
     live.setup(app)
     return app

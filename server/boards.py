@@ -19,13 +19,17 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from server.domain import Clock, GameView, code_revealed, wall_clock_ms
+from server.domain import Clock, GameView, code_revealed, utc_day, wall_clock_ms
 from server.engine.snapshot import loads
 from server.errors import InvalidInput, NotFound
 from server.store import boards as store
 from server.store import queries
+from server.store import races as race_store
 
 PERIODS = ("day", "week", "month", "all")
+RACE_MU = 25.0
+RACE_SIGMA = 25.0 / 3
+"""The OpenSkill rating of a player who has not raced yet (the package's defaults)."""
 BOARD_KINDS = ("score", "time", "moves")
 EXPORT_CHUNK = 100
 CURSOR_INT = 2**53  # integers in a cursor stay far inside every database's 64-bit range
@@ -173,11 +177,44 @@ class BoardService:
             if player is None:
                 raise NotFound(f"There is no player {player_id!r}.")
             games = await store.finished_games(session, player_id)
+            ratings = {
+                rule: await race_store.rating_of(session, player_id, rule)
+                for rule in ("classic", "relaxed")
+            }
         today = datetime.fromtimestamp(self.clock() / 1000, UTC).date()
-        return player.name, {
-            rule: rule_stats([g for g in games if g.rule == rule], today)
-            for rule in ("classic", "relaxed")
-        }
+        out = {}
+        for rule in ("classic", "relaxed"):
+            stats = rule_stats([g for g in games if g.rule == rule], today)
+            rating = ratings[rule]
+            stats["race"] = (
+                {
+                    "mu": rating.mu,
+                    "sigma": rating.sigma,
+                    "ordinal": rating.ordinal,
+                    "races": rating.races,
+                }
+                if rating is not None
+                else {"mu": RACE_MU, "sigma": RACE_SIGMA, "ordinal": 0.0, "races": 0}
+            )
+            out[rule] = stats
+        return player.name, out
+
+    async def live_games(
+        self, *, limit: int, after: tuple[int, str] | None
+    ) -> tuple[list[GameView], tuple[int, str] | None]:
+        """Games in play that anyone may watch, most recently active first: not daily games
+        before their day ends, not race games before their race ends."""
+        now = self.clock()
+        async with self.readers.begin() as session:
+            rows = await store.live_games(session, utc_day(now), limit=limit + 1, after=after)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        views = [GameView(row, name, loads(row.snapshot), now) for row, name in rows]
+        cursor = None
+        if more and rows:
+            last = rows[-1][0]
+            cursor = (last.active_ms or 0, last.id)
+        return views, cursor
 
     async def games(self, f: store.GameFilter, *, after: str | None, limit: int) -> GamesPage:
         board = fingerprint("games", f)

@@ -67,6 +67,14 @@ class Broker:
         """What the change's commit sends with `pg_notify` (None: nothing)."""
         return None
 
+    def unsubscribe_all(self, key: str) -> None:
+        self.watchers.pop(key, None)
+
+    async def signal(self, key: str) -> None:
+        """Tells the watchers of `key` (in every process) that it changed; they read it again
+        themselves (a race's watchers read its document)."""
+        self.deliver(key, 0, "")
+
     async def published(self, applied: Applied) -> None:
         """Called after the change's transaction committed."""
 
@@ -99,16 +107,29 @@ class PgBroker(Broker):
         self.connection: Any = None
         self.task: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
+        self.signal_lock = asyncio.Lock()
 
     def payload(self, applied: Applied, answer: str | None) -> str | None:
         assert answer is not None
         row = applied.view.row
         return f"{row.id} {row.version} {answer}"
 
+    async def signal(self, key: str) -> None:
+        connection = self.connection
+        if connection is None:  # not listening right now: this process hears it at least
+            self.deliver(key, 0, "")
+            return
+        async with self.signal_lock:
+            await connection.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{key} 0 -")
+
     def _on_notification(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
-        game_id, version, answer = payload.split(" ", 2)
-        if self.watchers.get(game_id):
-            self.deliver(game_id, int(version), event_text(decode_answer(answer)))
+        key, version, answer = payload.split(" ", 2)
+        if not self.watchers.get(key):
+            return
+        if answer == "-":  # a signal: the watchers read what changed themselves
+            self.deliver(key, int(version), "")
+        else:
+            self.deliver(key, int(version), event_text(decode_answer(answer)))
 
     async def _listen_forever(self) -> None:
         import asyncpg

@@ -70,8 +70,15 @@ class GameRecord:
     practice: bool = False
     secret_deal: bool = False
     ranked_score: int = 0
+    race_id: str | None = None
+    timed_out: bool = False
+    deadline_ms: int | None = None
+    race_hidden: bool = False
+    active_ms: int | None = None
 
     def code_revealed(self, now_ms: int) -> bool:
+        if self.race_hidden:
+            return False
         return code_revealed(self.secret_deal, self.daily, self.status, now_ms)
 
 
@@ -89,6 +96,7 @@ STATE_FIELDS = (
     "assisted",
     "ranked_score",
     "practice",
+    "active_ms",
 )
 """The columns of a game that an accepted change writes (every other one is fixed at the deal)."""
 

@@ -91,3 +91,11 @@ class InvalidInput(Problem):
     status = 422
     slug = "validation-error"
     title = "Validation error"
+
+
+class RaceConflict(Problem):
+    """A race refused a request (SPEC 2.6.1); the problem's `rule` says why."""
+
+    status = 409
+    slug = "race-conflict"
+    title = "Refused by the race"

@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.boards import BoardService
 from server.broker import Broker
+from server.races import RaceService
 from server.service import GameService
 from server.settings import Settings
 from server.solving import SolverService
@@ -17,3 +18,4 @@ SERVICE = web.AppKey("service", GameService)
 BROKER = web.AppKey("broker", Broker)
 BOARDS = web.AppKey("boards", BoardService)
 SOLVER = web.AppKey("solver", SolverService)
+RACES = web.AppKey("races", RaceService)

@@ -17,7 +17,7 @@ import hashlib
 import secrets
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from sqlalchemy.exc import IntegrityError
@@ -53,6 +53,7 @@ from server.errors import (
     Forbidden,
     IdempotencyKeyReused,
     NotFound,
+    RaceConflict,
     Unauthorized,
     VersionConflict,
 )
@@ -173,6 +174,8 @@ class GameService:
         self.broker = broker if broker is not None else LocalBroker()
         self.cache = GameCache()
         self._principals: OrderedDict[str, Principal] = OrderedDict()
+        self.on_race_change: Callable[[Applied], Awaitable[None]] | None = None
+        """Told of every committed change to a race game (the race's standings changed)."""
 
     # ---------------------------------------------------------------- players
 
@@ -275,6 +278,7 @@ class GameService:
             "practice": False,
             "secret_deal": secret,
             "ranked_score": 0,
+            "active_ms": now,
         }
         try:
             async with self.writers.begin() as session:
@@ -308,9 +312,16 @@ class GameService:
 
     def check_visible(self, view: GameView, viewer: Principal | None) -> None:
         """A daily game is hidden from everyone but its player until its day ends (UTC), so
-        that nobody can copy a line of the day's deal."""
+        that nobody can copy a line of the day's deal; a race game until its race ends."""
         daily = view.row.daily
-        if daily is None or (viewer is not None and viewer.id == view.row.player_id):
+        if viewer is not None and viewer.id == view.row.player_id:
+            return
+        if view.row.race_hidden:
+            raise Forbidden(
+                "This is a game of a race that is still on: only its racer may see it until "
+                "the race ends."
+            )
+        if daily is None:
             return
         if daily >= utc_day(self.clock()):
             raise Forbidden(
@@ -333,6 +344,7 @@ class GameService:
         """
 
         def decide(view: GameView) -> Decision:
+            race_timing(view.row, self.clock())
             if request.expected_version is not None and request.expected_version != (
                 view.row.version
             ):
@@ -349,6 +361,7 @@ class GameService:
 
     async def abandon(self, player: Principal, game_id: str) -> Applied:
         def decide(view: GameView) -> Decision:
+            race_timing(view.row, self.clock(), countdown_ok=True)
             game = view.game.copy()
             game.abandon()
             return Decision(game, None, view.row.assisted)
@@ -430,6 +443,8 @@ class GameService:
                 if outcome is Outcome.COMMITTED:
                     slot.view = applied.view
                     await self.broker.published(applied)
+                    if applied.view.row.race_id is not None and self.on_race_change is not None:
+                        await self.on_race_change(applied)
                     return applied
                 if outcome is Outcome.KEY_TAKEN and key is not None:
                     stored = await self._stored(player, key, fingerprint)
@@ -481,6 +496,7 @@ def next_row(row: GameRecord, decision: Decision, now: int) -> GameRecord:
     return replace(
         row,
         practice=practice,
+        active_ms=now,
         status=game.status.value,
         score=game.score,
         moves=game.moves,
@@ -492,6 +508,19 @@ def next_row(row: GameRecord, decision: Decision, now: int) -> GameRecord:
         elapsed_ms=elapsed,
         assisted=decision.assisted,
     )
+
+
+def race_timing(row: GameRecord, now: int, *, countdown_ok: bool = False) -> None:
+    """A race game takes no action before its race's start (an abandonment excepted) nor at or
+    after its deadline (the commit is conditional on the deadline too)."""
+    if row.deadline_ms is None:
+        return
+    if not countdown_ok and row.started_ms is not None and now < row.started_ms:
+        raise RaceConflict(
+            "The race has not started yet: wait for the countdown.", rule="race_not_started"
+        )
+    if now >= row.deadline_ms:
+        raise RaceConflict("The race is over: its time limit has passed.", rule="race_over")
 
 
 def resolve(game: Game, request: ActionRequest) -> Action:

@@ -33,7 +33,7 @@ from server.domain import Clock, Principal, wall_clock_ms
 from server.engine import DealCode, Rule, Status
 from server.engine.snapshot import loads
 from server.engine.solver import SolveStatus, solve, solve_deal
-from server.errors import Forbidden, Problem
+from server.errors import Forbidden, Problem, RaceConflict
 from server.service import GameService
 from server.store import queries
 
@@ -167,6 +167,8 @@ class SolverService:
         view = await self.games.get_game(game_id, player)
         if view.row.player_id != player.id:
             raise Forbidden("Only the player of a game may ask for a hint.")
+        if view.row.race_id is not None:
+            raise RaceConflict("There are no hints in a race.", rule="race_no_hints")
         if view.game.status is not Status.ACTIVE:
             return Hint("game_over", None, None)
         try:

@@ -9,6 +9,7 @@ from typing import Any
 from server.domain import Applied, GameRecord, GameView, LoggedMove
 from server.engine import DealCode, card_text
 from server.engine.codes import commitment
+from server.standings import RaceView, Standing
 
 REPLAY_FORMAT = "russian-solitaire-replay"
 REPLAY_VERSION = 1
@@ -71,6 +72,8 @@ def game_json(view: GameView) -> dict[str, Any]:
         "undo_available": game.undo_available,
         "version": row.version,
         "assisted": row.assisted,
+        "race_id": row.race_id,
+        "timed_out": row.timed_out,
         "tableau": game.tableau_view(),
         "foundations": game.foundations_view(),
         "created_at": iso(row.created_ms),
@@ -120,3 +123,59 @@ def replay_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
         "created_at": iso(row.created_ms),
         "finished_at": iso(row.finished_ms),
     }
+
+
+def race_json(view: RaceView) -> dict[str, Any]:
+    """The race document (SPEC 2.6.1): standings carry progress, never a card; the code is null
+    until the race has finished; an open race has no games, no standings."""
+    race = view.race
+    finished = race.status == "finished"
+    games = {s.player_id: s.game_id for s in view.seats if s.game_id is not None}
+    return {
+        "id": race.id,
+        "rule": race.rule,
+        "status": view.status,
+        "seats": race.seats,
+        "public": race.public,
+        "winnable": race.winnable,
+        "time_limit_s": race.time_limit_s,
+        "creator": {"id": race.creator_id, "name": view.creator_name},
+        "players": [{"id": s.player_id, "name": s.name} for s in view.seats],
+        "created_at": iso(race.created_ms),
+        "starts_at": iso(race.starts_ms),
+        "ended_at": iso(race.ended_ms),
+        "now": iso(view.now_ms),
+        "deal_commitment": deal_commitment(race.code),
+        "code": race.code if finished else None,
+        "games": games,
+        "standings": [standing_json(s) for s in view.standings()],
+    }
+
+
+def standing_json(s: Standing) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "player": {"id": s.player_id, "name": s.name},
+        "status": s.status,
+        "foundation_cards": s.foundation_cards,
+        "ranked_score": s.ranked_score,
+        "moves": s.moves,
+        "elapsed_ms": s.elapsed_ms,
+        "finished_at": iso(s.finished_ms),
+        "place": s.place,
+    }
+    if s.rating is not None:
+        mu_before, sigma_before, mu_after, sigma_after = s.rating
+        entry["rating"] = {
+            "before": {
+                "mu": mu_before,
+                "sigma": sigma_before,
+                "ordinal": mu_before - 3 * sigma_before,
+            },
+            "after": {"mu": mu_after, "sigma": sigma_after, "ordinal": mu_after - 3 * sigma_after},
+        }
+    return entry
+
+
+def rating_json(mu: float, sigma: float) -> dict[str, float]:
+    """An OpenSkill rating; its ordinal is mu - 3 sigma (the `openskill` package's)."""
+    return {"mu": mu, "sigma": sigma, "ordinal": mu - 3 * sigma}

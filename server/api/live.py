@@ -33,8 +33,9 @@ from server.api.schemas import ActionIn
 from server.domain import LoggedMove, Principal
 from server.engine.messages import negotiate
 from server.errors import NotFound, Problem, Unauthorized
-from server.keys import BROKER, SETTINGS
-from server.views import action_json, game_json
+from server.keys import BROKER, RACES, SETTINGS
+from server.standings import RaceView
+from server.views import action_json, game_json, race_json
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ class Connection:
         self.player: Principal | None = None
         self.outbox: asyncio.Queue[str | None] = asyncio.Queue(SEND_QUEUE)
         self.watching: dict[str, Any] = {}
+        self.races: dict[str, Any] = {}
+        self.race_seen: dict[str, int] = {}
         self.seen: dict[str, int] = {}
         self.pending: dict[str, list[tuple[int, str]]] = {}
         self.busy = asyncio.Lock()
@@ -192,6 +195,8 @@ class Connection:
     def unwatch_all(self) -> None:
         for game_id in list(self.watching):
             self.unwatch(game_id)
+        for race_id in list(self.races):
+            self.unwatch_race(race_id)
 
     # ------------------------------------------------------------------ messages
 
@@ -265,8 +270,53 @@ class Connection:
         elif kind == "unwatch":
             self.unwatch(game_id_of(message))
             self.push({"type": "unwatched", "id": mid, "game_id": game_id_of(message)})
+        elif kind == "watch_race":
+            await self.watch_race(mid, race_id_of(message))
+        elif kind == "unwatch_race":
+            race_id = race_id_of(message)
+            self.unwatch_race(race_id)
+            self.push({"type": "unwatched_race", "id": mid, "race_id": race_id})
         else:
-            raise invalid("type", "expected one of auth, act, watch, unwatch, ping")
+            raise invalid(
+                "type",
+                "expected one of auth, act, watch, unwatch, watch_race, unwatch_race, ping",
+            )
+
+    # ------------------------------------------------------------------ races
+
+    async def watch_race(self, mid: Any, race_id: str) -> None:
+        """The race now, then a `race` message with the whole document on every change."""
+        races = self.app[RACES]
+        if race_id not in self.races:
+            seen = self.race_seen
+
+            def listener(version: int, view: RaceView) -> None:
+                if version > seen.get(race_id, -1):
+                    seen[race_id] = version
+                    self.push(
+                        {
+                            "type": "race",
+                            "race_id": race_id,
+                            "version": version,
+                            "race": race_json(view),
+                        }
+                    )
+
+            races.watch(race_id, listener)  # first, so that no change is missed meanwhile
+            self.races[race_id] = listener
+        try:
+            view = await races.view(race_id)
+        except BaseException:
+            self.unwatch_race(race_id)
+            raise
+        self.race_seen[race_id] = max(self.race_seen.get(race_id, -1), view.version)
+        self.push({"type": "watching_race", "id": mid, "race_id": race_id, "race": race_json(view)})
+
+    def unwatch_race(self, race_id: str) -> None:
+        listener = self.races.pop(race_id, None)
+        if listener is not None:
+            self.app[RACES].unwatch(race_id, listener)
+        self.race_seen.pop(race_id, None)
 
     async def act(self, mid: Any, message: dict[str, Any]) -> None:
         if self.player is None:
@@ -286,6 +336,14 @@ class Connection:
         version = applied.view.row.version
         head = {"type": "result", "id": mid, "game_id": game_id, "version": version}
         self.push(head | action_json(applied))
+
+
+def race_id_of(message: dict[str, Any]) -> str:
+    raw = message.get("race_id")
+    try:
+        return str(uuid.UUID(raw)) if isinstance(raw, str) else str(uuid.UUID(""))
+    except ValueError:
+        raise NotFound(f"There is no race {raw!r}.") from None
 
 
 def game_id_of(message: dict[str, Any]) -> str:

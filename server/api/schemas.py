@@ -196,3 +196,37 @@ class ReplayIn(BaseModel):
             )
         DealCode.parse(value)
         return value
+
+
+class NewRaceIn(Strict):
+    """Body of POST /api/v1/races (SPEC 2.6.1); every field has its default."""
+
+    rule: Rule = Rule.CLASSIC
+    seats: StrictInt = Field(default=4, ge=2, le=8)
+    winnable: StrictBool = True
+    time_limit_s: StrictInt = Field(default=600, ge=60, le=3600)
+    public: StrictBool = True
+
+
+class RacesQueryIn(Strict):
+    """Query of GET /api/v1/races: public races, newest first (`running` includes starting)."""
+
+    status: Literal["open", "running", "finished"] | None = None
+    rule: Rule | None = None
+    limit: int = Field(default=20, ge=1, le=100)
+    after: str | None = Field(default=None, max_length=512)
+
+
+class RaceBoardQueryIn(Strict):
+    """Query of GET /api/v1/leaderboards/races."""
+
+    rule: Rule = Rule.CLASSIC
+    limit: int = Field(default=20, ge=1, le=100)
+    after: str | None = Field(default=None, max_length=512)
+
+
+class LiveGamesQueryIn(Strict):
+    """Query of GET /api/v1/live/games."""
+
+    limit: int = Field(default=20, ge=1, le=100)
+    after: str | None = Field(default=None, max_length=512)

@@ -242,3 +242,11 @@ def _check_history(game: Game, text: str) -> None:
             home |= ((1 << n) - 1) << (s * 13)
         if copy.reached != home:
             raise _bad(text, "a card reached its foundation in no move of the game")
+
+
+def foundation_cards(text: str) -> int:
+    """How many cards lie on the foundations of a stored game, read from its snapshot text
+    without rebuilding the game (race standings read it for every racer)."""
+    fields = text.split("|", 8)
+    counts = fields[6] if fields[0] == "S2" else fields[5]
+    return sum(int(n) for n in counts.split("."))

@@ -102,12 +102,14 @@ def board_query(q: BoardQuery) -> Select[Any]:
         if q.daily is not None:
             query = query.where(GameRow.daily == q.daily)
     else:
-        # The global boards: secret server-dealt deals only (not chosen, not daily ones).
+        # The global boards: secret server-dealt deals only (not chosen, daily or race ones:
+        # race games are practice).
         query = query.where(
             GameRow.rule == q.rule,
             GameRow.assisted == q.assisted,
             GameRow.secret_deal == true(),
             GameRow.daily.is_(None),
+            GameRow.practice == false(),
         )
     if q.since_ms is not None:
         query = query.where(GameRow.finished_ms >= q.since_ms)
@@ -153,7 +155,11 @@ async def finished_games(session: AsyncSession, player_id: str) -> list[Finished
             GameRow.daily,
             GameRow.practice,
         )
-        .where(GameRow.player_id == player_id, GameRow.finished_ms.is_not(None))
+        .where(
+            GameRow.player_id == player_id,
+            GameRow.finished_ms.is_not(None),
+            GameRow.race_id.is_(None),  # race games count in their races, not here
+        )
         .order_by(GameRow.finished_ms, GameRow.id)
     )
     return [FinishedGame(**row._mapping) for row in (await session.execute(query)).all()]
@@ -168,13 +174,16 @@ class GameFilter:
     until_ms: int | None = None
     hide_daily_from: str | None = None
     """Leave out daily games of this UTC date and later (a daily game is hidden from others
-    until its day ends)."""
+    until its day ends), and race games whose race has not ended."""
 
 
 def _filtered(query: S, f: GameFilter) -> S:
     query = query.where(GameRow.player_id == f.player_id)
     if f.hide_daily_from is not None:
-        query = query.where(or_(GameRow.daily.is_(None), GameRow.daily < f.hide_daily_from))
+        query = query.where(
+            or_(GameRow.daily.is_(None), GameRow.daily < f.hide_daily_from),
+            GameRow.race_hidden == false(),
+        )
     if f.rule is not None:
         query = query.where(GameRow.rule == f.rule)
     if f.status is not None:
@@ -222,3 +231,23 @@ async def move_logs(session: AsyncSession, game_ids: list[str]) -> dict[str, lis
         move = LoggedMove(*row)
         logs[move.game_id].append(move)
     return logs
+
+
+async def live_games(
+    session: AsyncSession, today: str, *, limit: int, after: tuple[int, str] | None
+) -> list[tuple[GameRecord, str]]:
+    """Active games anyone may watch, most recently active first (the ix_games_live index)."""
+    key = (-GameRow.active_ms, GameRow.id)
+    query = (
+        select(*GAME_COLUMNS, Player.name)
+        .join(Player, Player.id == GameRow.player_id)
+        .where(
+            GameRow.status == "active",
+            GameRow.race_hidden == false(),
+            or_(GameRow.daily.is_(None), GameRow.daily < today),
+        )
+    )
+    if after is not None:
+        query = query.where(tuple_(*key) > tuple_(-after[0], after[1]))
+    query = query.order_by(*key).limit(limit)
+    return [(GameRecord(*row[:-1]), row[-1]) for row in (await session.execute(query)).all()]

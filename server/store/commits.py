@@ -60,13 +60,13 @@ class IdempotencyRecord:
 
 @dataclass(frozen=True, slots=True)
 class GameCommit:
-    """One accepted change: `row` is the game after it (at the version after the expected one);
-    `move` and `at_ms` make its move-log entry (None for a change that is not a move); `record`
-    is stored with it; `notify` is the payload to `pg_notify` (PostgreSQL)."""
+    """One accepted change at `at_ms`: `row` is the game after it (at the version after the
+    expected one); `move` makes its move-log entry (None for a change that is not a move);
+    `record` is stored with it; `notify` is the payload to `pg_notify` (PostgreSQL)."""
 
     row: GameRecord
+    at_ms: int
     move: str | None = None
-    at_ms: int = 0
     record: IdempotencyRecord | None = None
     notify: str | None = None
 
@@ -109,24 +109,24 @@ _RECORD_COLUMNS = ("player_id", "key", "fingerprint", "answer", "created_ms")
 
 @cache
 def _pg_statement(log: bool, record: bool, notify: bool) -> str:
-    """The one statement of a commit: $1 the game id, $2 the expected version, then the state
-    columns, then the move text and time (`log`), the record's columns (`record`) and the
-    payload (`notify`)."""
-    n = 3
+    """The one statement of a commit: $1 the game id, $2 the expected version, $3 the time of
+    the change, then the state columns, then the move text (`log`), the record's columns
+    (`record`) and the payload (`notify`). A race game takes nothing at or after its deadline."""
+    n = 4
     sets = []
     for name in STATE_FIELDS:
         sets.append(f"{name} = ${n}")
         n += 1
     parts = [
         f"g AS (UPDATE games SET {', '.join(sets)} WHERE id = $1 AND version = $2 "
-        "RETURNING id, version, score)"
+        "AND (deadline_ms IS NULL OR deadline_ms > $3) RETURNING id, version, score)"
     ]
     if log:
         parts.append(
             "m AS (INSERT INTO moves (game_id, seq, move, score, at_ms) "
-            f"SELECT id, version, ${n}, score, ${n + 1} FROM g)"
+            f"SELECT id, version, ${n}, score, $3 FROM g)"
         )
-        n += 2
+        n += 1
     if record:
         values = ", ".join(f"${n + i}" for i in range(len(_RECORD_COLUMNS)))
         parts.append(
@@ -160,9 +160,9 @@ class PgCommitter:
     async def commit(self, c: GameCommit) -> Outcome:
         import asyncpg
 
-        args: list[Any] = [c.row.id, c.row.version - 1, *c.state()]
+        args: list[Any] = [c.row.id, c.row.version - 1, c.at_ms, *c.state()]
         if c.move is not None:
-            args += [c.move, c.at_ms]
+            args.append(c.move)
         if c.record is not None:
             args += [getattr(c.record, name) for name in _RECORD_COLUMNS]
         if c.notify is not None:
@@ -184,7 +184,7 @@ class PgCommitter:
 
 _SQLITE_UPDATE = (
     f"UPDATE games SET {', '.join(f'{name} = ?' for name in STATE_FIELDS)} "
-    "WHERE id = ? AND version = ?"
+    "WHERE id = ? AND version = ? AND (deadline_ms IS NULL OR deadline_ms > ?)"
 )
 _SQLITE_LOG = "INSERT INTO moves (game_id, seq, move, score, at_ms) VALUES (?, ?, ?, ?, ?)"
 _SQLITE_RECORD = (
@@ -211,7 +211,9 @@ class SqliteCommitter:
         row = c.row
         connection.execute("BEGIN IMMEDIATE")
         try:
-            cursor = connection.execute(_SQLITE_UPDATE, (*c.state(), row.id, row.version - 1))
+            cursor = connection.execute(
+                _SQLITE_UPDATE, (*c.state(), row.id, row.version - 1, c.at_ms)
+            )
             if cursor.rowcount != 1:
                 connection.execute("ROLLBACK")
                 return Outcome.STALE

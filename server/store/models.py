@@ -8,7 +8,17 @@ exactly.
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, MetaData, String, Text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
@@ -64,6 +74,14 @@ class GameRow(Base):
     """Dealt by the server from a secret RU2 code, hidden until revealed (SPEC 2.3)."""
     ranked_score: Mapped[int] = mapped_column(Integer, default=0)
     """What the boards compare (SPEC 1.5)."""
+    race_id: Mapped[str | None] = mapped_column(String(36))
+    timed_out: Mapped[bool] = mapped_column(Boolean, default=False)
+    deadline_ms: Mapped[int | None] = mapped_column(BigInteger)
+    """A race game's deadline: no action lands at or after it."""
+    race_hidden: Mapped[bool] = mapped_column(Boolean, default=False)
+    """A race game while its race runs: visible to its racer only, code included."""
+    active_ms: Mapped[int | None] = mapped_column(BigInteger)
+    """The time of the game's last change (deal, action, end)."""
 
 
 class DealVerdict(Base):
@@ -123,3 +141,53 @@ class DailyDeal(Base):
     rule: Mapped[str] = mapped_column(String(8), primary_key=True)
     code: Mapped[str] = mapped_column(String(64))
     created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class Race(Base):
+    """A race (SPEC 2.6.1): its secret deal, seats, countdown and end."""
+
+    __tablename__ = "races"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    rule: Mapped[str] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(12))
+    seats: Mapped[int] = mapped_column(Integer)
+    public: Mapped[bool] = mapped_column(Boolean)
+    winnable: Mapped[bool] = mapped_column(Boolean)
+    time_limit_s: Mapped[int] = mapped_column(Integer)
+    creator_id: Mapped[str] = mapped_column(ForeignKey("players.id"))
+    code: Mapped[str] = mapped_column(String(64))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    starts_ms: Mapped[int | None] = mapped_column(BigInteger)
+    ended_ms: Mapped[int | None] = mapped_column(BigInteger)
+    version: Mapped[int] = mapped_column(Integer)
+
+
+class RacePlayer(Base):
+    """A seat of a race: the racer, their game, place and rating change."""
+
+    __tablename__ = "race_players"
+
+    race_id: Mapped[str] = mapped_column(ForeignKey("races.id"), primary_key=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    joined_ms: Mapped[int] = mapped_column(BigInteger)
+    game_id: Mapped[str | None] = mapped_column(String(36))
+    place: Mapped[int | None] = mapped_column(Integer)
+    mu_before: Mapped[float | None] = mapped_column(Float)
+    sigma_before: Mapped[float | None] = mapped_column(Float)
+    mu_after: Mapped[float | None] = mapped_column(Float)
+    sigma_after: Mapped[float | None] = mapped_column(Float)
+
+
+class Rating(Base):
+    """A player's race rating of one rule (OpenSkill Plackett-Luce)."""
+
+    __tablename__ = "ratings"
+
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    rule: Mapped[str] = mapped_column(String(8), primary_key=True)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    ordinal: Mapped[float] = mapped_column(Float)
+    races: Mapped[int] = mapped_column(Integer)

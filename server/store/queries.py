@@ -127,3 +127,8 @@ async def insert_daily_deal(
     session: AsyncSession, day: str, rule: str, code: str, now: int
 ) -> None:
     await session.execute(insert(DailyDeal).values(day=day, rule=rule, code=code, created_ms=now))
+
+
+async def update_game_row(session: AsyncSession, game_id: str, **values: Any) -> None:
+    """Changes a game's row outside the change path (a race ending times out its games)."""
+    await session.execute(update(GameRow).where(GameRow.id == game_id).values(**values))

@@ -22,6 +22,8 @@ GAME_KEYS = {
     "chosen",
     "daily",
     "ranked_score",
+    "race_id",
+    "timed_out",
     "status",
     "player",
     "score",

@@ -1,0 +1,211 @@
+"""Queries of races, their seats, race games and ratings (SPEC 2.6.1).
+
+Each takes an open session and never commits. A change to a race locks its row first
+(`race(..., lock=True)`: `SELECT ... FOR UPDATE` on PostgreSQL; on SQLite the writers' `BEGIN
+IMMEDIATE` already serializes), so that joins, leaves, the start and the end never interleave.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, tuple_, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.domain import GameRecord
+from server.standings import RaceRecord, Seat
+from server.store.models import GameRow, MoveRow, Player, Race, RacePlayer, Rating
+from server.store.queries import GAME_COLUMNS
+
+RACE_COLUMNS = (
+    Race.id,
+    Race.rule,
+    Race.status,
+    Race.seats,
+    Race.public,
+    Race.winnable,
+    Race.time_limit_s,
+    Race.creator_id,
+    Race.code,
+    Race.created_ms,
+    Race.starts_ms,
+    Race.ended_ms,
+    Race.version,
+)
+
+
+async def insert_race(session: AsyncSession, **values: Any) -> None:
+    await session.execute(insert(Race).values(**values))
+
+
+async def race(session: AsyncSession, race_id: str, *, lock: bool = False) -> RaceRecord | None:
+    query = select(*RACE_COLUMNS).where(Race.id == race_id)
+    if lock:
+        query = query.with_for_update()
+    row = (await session.execute(query)).first()
+    return RaceRecord(**row._mapping) if row is not None else None
+
+
+async def update_race(session: AsyncSession, race_id: str, **values: Any) -> None:
+    await session.execute(
+        update(Race).where(Race.id == race_id).values(version=Race.version + 1, **values)
+    )
+
+
+async def seats(session: AsyncSession, race_id: str) -> list[Seat]:
+    query = (
+        select(
+            RacePlayer.player_id,
+            Player.name,
+            RacePlayer.seat,
+            RacePlayer.game_id,
+            RacePlayer.place,
+            RacePlayer.mu_before,
+            RacePlayer.sigma_before,
+            RacePlayer.mu_after,
+            RacePlayer.sigma_after,
+        )
+        .join(Player, Player.id == RacePlayer.player_id)
+        .where(RacePlayer.race_id == race_id)
+        .order_by(RacePlayer.seat)
+    )
+    return [Seat(*row) for row in (await session.execute(query)).all()]
+
+
+async def add_seat(
+    session: AsyncSession, race_id: str, player_id: str, seat: int, now: int
+) -> None:
+    await session.execute(
+        insert(RacePlayer).values(race_id=race_id, player_id=player_id, seat=seat, joined_ms=now)
+    )
+
+
+async def remove_seat(session: AsyncSession, race_id: str, player_id: str) -> None:
+    await session.execute(
+        delete(RacePlayer).where(RacePlayer.race_id == race_id, RacePlayer.player_id == player_id)
+    )
+
+
+async def update_seat(session: AsyncSession, race_id: str, player_id: str, **values: Any) -> None:
+    await session.execute(
+        update(RacePlayer)
+        .where(RacePlayer.race_id == race_id, RacePlayer.player_id == player_id)
+        .values(**values)
+    )
+
+
+async def race_games(
+    session: AsyncSession, race_id: str, *, lock: bool = False
+) -> list[GameRecord]:
+    query = select(*GAME_COLUMNS).where(GameRow.race_id == race_id)
+    if lock:
+        query = query.with_for_update()
+    return [GameRecord(*row) for row in (await session.execute(query)).all()]
+
+
+async def last_actions(session: AsyncSession, game_ids: list[str]) -> dict[str, int]:
+    """The time of each game's last move-log entry (games without one are left out)."""
+    if not game_ids:
+        return {}
+    query = (
+        select(MoveRow.game_id, func.max(MoveRow.at_ms))
+        .where(MoveRow.game_id.in_(game_ids))
+        .group_by(MoveRow.game_id)
+    )
+    return {game_id: at_ms for game_id, at_ms in (await session.execute(query)).all()}
+
+
+async def due_races(session: AsyncSession, now: int, stale_before: int) -> list[str]:
+    """Races the server must move on by itself: a countdown that is over, a deadline that has
+    passed, an open race older than `stale_before`. Locked and skipped by other processes."""
+    query = (
+        select(Race.id)
+        .where(
+            ((Race.status == "starting") & (Race.starts_ms <= now))
+            | (
+                Race.status.in_(("starting", "running"))
+                & (Race.starts_ms + Race.time_limit_s * 1000 <= now)
+            )
+            | ((Race.status == "open") & (Race.created_ms < stale_before))
+        )
+        .with_for_update(skip_locked=True)
+        .limit(50)
+    )
+    return list((await session.execute(query)).scalars())
+
+
+async def ratings(session: AsyncSession, rule: str, player_ids: list[str]) -> dict[str, Rating]:
+    query = select(Rating).where(Rating.rule == rule, Rating.player_id.in_(player_ids))
+    return {r.player_id: r for r in (await session.execute(query)).scalars()}
+
+
+async def public_races(
+    session: AsyncSession,
+    *,
+    status: str | None,
+    rule: str | None,
+    limit: int,
+    after: tuple[int, str] | None,
+) -> list[str]:
+    """Public races, newest first (`status` running includes starting ones)."""
+    query = select(Race.id).where(Race.public.is_(True))
+    if status == "running":
+        query = query.where(Race.status.in_(("starting", "running")))
+    elif status is not None:
+        query = query.where(Race.status == status)
+    if rule is not None:
+        query = query.where(Race.rule == rule)
+    if after is not None:
+        query = query.where(tuple_(Race.created_ms, Race.id) < tuple_(*after))
+    query = query.order_by(Race.created_ms.desc(), Race.id.desc()).limit(limit)
+    return list((await session.execute(query)).scalars())
+
+
+async def save_rating(session: AsyncSession, rating: Rating, *, exists: bool) -> None:
+    values = {
+        "mu": rating.mu,
+        "sigma": rating.sigma,
+        "ordinal": rating.ordinal,
+        "races": rating.races,
+    }
+    if exists:
+        await session.execute(
+            update(Rating)
+            .where(Rating.player_id == rating.player_id, Rating.rule == rating.rule)
+            .values(**values)
+        )
+    else:
+        await session.execute(
+            insert(Rating).values(player_id=rating.player_id, rule=rating.rule, **values)
+        )
+
+
+async def rating_of(session: AsyncSession, player_id: str, rule: str) -> Rating | None:
+    return await session.get(Rating, (player_id, rule))
+
+
+@dataclass(frozen=True, slots=True)
+class RatingRow:
+    player_id: str
+    name: str
+    mu: float
+    sigma: float
+    ordinal: float
+    races: int
+
+
+async def rating_board(
+    session: AsyncSession, rule: str, limit: int, after: tuple[float, int, str] | None
+) -> list[RatingRow]:
+    """Players by ordinal, then more races, then id (the order of the ix_ratings_board index)."""
+    key = (-Rating.ordinal, -Rating.races, Rating.player_id)
+    query = (
+        select(Rating.player_id, Player.name, Rating.mu, Rating.sigma, Rating.ordinal, Rating.races)
+        .join(Player, Player.id == Rating.player_id)
+        .where(Rating.rule == rule, Rating.races > 0)
+    )
+    if after is not None:
+        query = query.where(tuple_(*key) > tuple_(-after[0], -after[1], after[2]))
+    query = query.order_by(*key).limit(limit)
+    return [RatingRow(*row) for row in (await session.execute(query)).all()]
