@@ -107,7 +107,9 @@ class PgBroker(Broker):
         self.connection: Any = None
         self.task: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
-        self.signal_lock = asyncio.Lock()
+        self.signals: set[str] = set()
+        self.in_use = asyncio.Lock()
+        self.signaller: asyncio.Task[None] | None = None
 
     def payload(self, applied: Applied, answer: str | None) -> str | None:
         assert answer is not None
@@ -115,12 +117,27 @@ class PgBroker(Broker):
         return f"{row.id} {row.version} {answer}"
 
     async def signal(self, key: str) -> None:
-        connection = self.connection
-        if connection is None:  # not listening right now: this process hears it at least
-            self.deliver(key, 0, "")
-            return
-        async with self.signal_lock:
-            await connection.execute("SELECT pg_notify($1, $2)", CHANNEL, f"{key} 0 -")
+        """Queued, not awaited: the signals of one moment go out together, one per key (the
+        watchers read the latest state anyway), so a burst of changes costs one NOTIFY each."""
+        self.signals.add(key)
+        if self.signaller is None or self.signaller.done():
+            self.signaller = asyncio.create_task(self._send_signals())
+
+    async def _send_signals(self) -> None:
+        while self.signals:
+            keys, self.signals = self.signals, set()
+            connection = self.connection
+            if connection is None:  # not listening right now: this process hears them at least
+                for key in keys:
+                    self.deliver(key, 0, "")
+                continue
+            try:
+                async with self.in_use:
+                    await connection.executemany(
+                        "SELECT pg_notify($1, $2)", [(CHANNEL, f"{key} 0 -") for key in keys]
+                    )
+            except Exception:
+                log.exception("sending %d signals failed", len(keys))
 
     def _on_notification(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
         key, version, answer = payload.split(" ", 2)
@@ -147,7 +164,8 @@ class PgBroker(Broker):
                     try:
                         await asyncio.wait_for(lost.wait(), self.PROBE_INTERVAL)
                     except TimeoutError:
-                        await asyncio.wait_for(connection.fetchval("SELECT 1"), 5)
+                        async with self.in_use:  # one operation at a time on a connection
+                            await asyncio.wait_for(connection.fetchval("SELECT 1"), 5)
             except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
                 log.warning("event listener: %s; reconnecting", exc)
             finally:
@@ -164,6 +182,10 @@ class PgBroker(Broker):
             await asyncio.wait_for(self.listening.wait(), 10)
 
     async def close(self) -> None:
+        if self.signaller is not None:
+            self.signaller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.signaller
         if self.task is not None:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
