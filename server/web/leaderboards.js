@@ -1,8 +1,11 @@
 // #/boards: the leaderboards. The global boards of a rule (by score, time or moves, over a
-// period), the board of one deal (a code), today's daily deal, and the assisted boards.
+// period), the board of one deal (a code), the daily deal of a day, and the assisted boards.
 // The choices are kept in the address (#/boards?rule=…&by=…), so a board can be shared.
+// A board by score ranks by the ranked score (SPEC 1.5), shown beside the game's score. A code
+// still secret (a daily deal until its day ends) is shown as hidden.
 import { get, query } from "./api.js";
 import { formatDate, formatTime } from "./cards.js";
+import { CODE_MAX_LENGTH, CODE_PATTERN, codeOrHidden, sha256Hex } from "./deal.js";
 import { define, t } from "./i18n.js";
 import { player } from "./session.js";
 import { el, problemText } from "./ui.js";
@@ -22,10 +25,16 @@ define({
     "boards.period.month": "This month",
     "boards.period.all": "All time",
     "boards.daily": "Daily deal",
+    "boards.date": "Day (UTC)",
+    "boards.daily.deal": "Daily deal of {date}",
+    "boards.daily.hidden": "hidden until the day ends (UTC)",
+    "boards.daily.commitment": "Commitment (SHA-256 of the code):",
+    "boards.daily.matches": "the code matches its commitment",
+    "boards.daily.differs": "the code does not match its commitment",
     "boards.code": "Deal code",
-    "boards.code.help": "Optional: the board of one deal, e.g. RU1-C-AAAAABB.",
+    "boards.code.help": "Optional: the board of one deal, e.g. RU1-C-AAAAABB or an RU2 code.",
     "boards.code.invalid":
-      "A deal code looks like RU1-C-AAAAABB: RU1, then C (classic) or R (relaxed), then 7 letters.",
+      "A deal code looks like RU1-C-AAAAABB (RU1, C for classic or R for relaxed, 7 letters) or RU2-C- followed by four groups of 7 letters joined by dashes.",
     "boards.assisted": "Assisted games (a hint was used)",
     "boards.show": "Show",
     "boards.caption": "Leaderboard: {rule}, by {by}, {period}",
@@ -34,6 +43,7 @@ define({
     "boards.caption.assisted": "{caption} (assisted games)",
     "boards.rank": "Rank",
     "boards.player": "Player",
+    "boards.ranked": "Ranked score",
     "boards.score": "Score",
     "boards.time": "Time",
     "boards.moves": "Moves",
@@ -60,10 +70,16 @@ define({
     "boards.period.month": "Luna aceasta",
     "boards.period.all": "Dintotdeauna",
     "boards.daily": "Jocul zilei",
+    "boards.date": "Ziua (UTC)",
+    "boards.daily.deal": "Jocul zilei {date}",
+    "boards.daily.hidden": "ascuns până la sfârșitul zilei (UTC)",
+    "boards.daily.commitment": "Angajament (SHA-256 al codului):",
+    "boards.daily.matches": "codul se potrivește cu angajamentul",
+    "boards.daily.differs": "codul nu se potrivește cu angajamentul",
     "boards.code": "Codul împărțirii",
-    "boards.code.help": "Opțional: clasamentul unei singure împărțiri, de ex. RU1-C-AAAAABB.",
+    "boards.code.help": "Opțional: clasamentul unei singure împărțiri, de ex. RU1-C-AAAAABB sau un cod RU2.",
     "boards.code.invalid":
-      "Un cod arată ca RU1-C-AAAAABB: RU1, apoi C (clasic) sau R (relaxat), apoi 7 litere.",
+      "Un cod arată ca RU1-C-AAAAABB (RU1, C pentru clasic sau R pentru relaxat, 7 litere) sau RU2-C- urmat de patru grupuri de 7 litere unite prin cratime.",
     "boards.assisted": "Jocuri asistate (cu indiciu)",
     "boards.show": "Arată",
     "boards.caption": "Clasament: {rule}, după {by}, {period}",
@@ -72,6 +88,7 @@ define({
     "boards.caption.assisted": "{caption} (jocuri asistate)",
     "boards.rank": "Locul",
     "boards.player": "Jucător",
+    "boards.ranked": "Punctaj de clasament",
     "boards.score": "Punctaj",
     "boards.time": "Timp",
     "boards.moves": "Mutări",
@@ -98,10 +115,16 @@ define({
     "boards.period.month": "החודש",
     "boards.period.all": "כל הזמנים",
     "boards.daily": "חלוקה יומית",
+    "boards.date": "יום (UTC)",
+    "boards.daily.deal": "החלוקה היומית של {date}",
+    "boards.daily.hidden": "מוסתרת עד סוף היום (UTC)",
+    "boards.daily.commitment": "התחייבות (SHA-256 של הקוד):",
+    "boards.daily.matches": "הקוד מתאים להתחייבות",
+    "boards.daily.differs": "הקוד אינו מתאים להתחייבות",
     "boards.code": "קוד חלוקה",
-    "boards.code.help": "רשות: הטבלה של חלוקה אחת, למשל RU1-C-AAAAABB.",
+    "boards.code.help": "רשות: הטבלה של חלוקה אחת, למשל RU1-C-AAAAABB או קוד RU2.",
     "boards.code.invalid":
-      "קוד חלוקה נראה כמו RU1-C-AAAAABB: ‏RU1, אחריו C (קלאסי) או R (מקל), ואחריו 7 אותיות.",
+      "קוד חלוקה נראה כמו RU1-C-AAAAABB (‏RU1, ‏C לקלאסי או R למקל, 7 אותיות) או RU2-C- ואחריו ארבע קבוצות של 7 אותיות מחוברות במקפים.",
     "boards.assisted": "משחקים בעזרת רמז",
     "boards.show": "הצג",
     "boards.caption": "טבלת מובילים: {rule}, לפי {by}, {period}",
@@ -110,6 +133,7 @@ define({
     "boards.caption.assisted": "{caption} (משחקים בעזרת רמז)",
     "boards.rank": "מקום",
     "boards.player": "שחקן",
+    "boards.ranked": "ניקוד לדירוג",
     "boards.score": "ניקוד",
     "boards.time": "זמן",
     "boards.moves": "מהלכים",
@@ -127,9 +151,10 @@ define({
 const RULES = ["classic", "relaxed"];
 const BY = ["score", "time", "moves"];
 const PERIODS = ["day", "week", "month", "all"];
-const CODE = /^RU1-[CR]-[A-Z]{7}$/; // SPEC 1.8; the server has the last word
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 // The choices in the address: #/boards?rule=relaxed&by=time&period=week&daily=1&assisted=1
+// (daily=1 is today's daily deal, daily=YYYY-MM-DD that of a day)
 function choicesFromAddress() {
   const search = new URLSearchParams(location.hash.split("?")[1] || "");
   const pick = (name, allowed, fallback) =>
@@ -138,7 +163,8 @@ function choicesFromAddress() {
     rule: pick("rule", RULES, "classic"),
     by: pick("by", BY, "score"),
     period: pick("period", PERIODS, "all"),
-    daily: search.get("daily") === "1",
+    daily: search.get("daily") === "1" || DATE.test(search.get("daily") || ""),
+    date: DATE.test(search.get("daily") || "") ? search.get("daily") : "",
     code: (search.get("code") || "").trim().toUpperCase(),
     assisted: search.get("assisted") === "1",
   };
@@ -157,7 +183,7 @@ export async function mount(root) {
   let turn = 0; // answers to an older request are dropped
   let cursor = null; // `next` of the last page
   let board = null; // the query of the board shown (without `after`)
-  const dailyCodes = {}; // rule → {date, code}
+  const dailyDeals = {}; // "rule date" → the answer of /daily
 
   const form = el("form", { class: "boards-controls", "aria-labelledby": "boards-controls-title" },
     el("h3", { id: "boards-controls-title", class: "visually-hidden", text: t("boards.controls") }),
@@ -168,12 +194,16 @@ export async function mount(root) {
     el("div", { class: "field field-code" },
       el("label", { for: "boards-code", text: t("boards.code") }),
       el("input", { id: "boards-code", name: "code", type: "text", value: choices.code,
-        autocomplete: "off", spellcheck: "false", autocapitalize: "characters", maxlength: "32",
-        placeholder: "RU1-C-AAAAABB", "aria-describedby": "boards-code-help" }),
+        autocomplete: "off", spellcheck: "false", autocapitalize: "characters",
+        maxlength: String(CODE_MAX_LENGTH), placeholder: "RU1-C-AAAAABB",
+        "aria-describedby": "boards-code-help" }),
       el("small", { id: "boards-code-help", class: "help", text: t("boards.code.help") })),
     el("div", { class: "field field-check" },
       el("input", { id: "boards-daily", name: "daily", type: "checkbox", checked: choices.daily }),
       el("label", { for: "boards-daily", text: t("boards.daily") })),
+    el("div", { class: "field field-date" },
+      el("label", { for: "boards-date", text: t("boards.date") }),
+      el("input", { id: "boards-date", name: "date", type: "date", value: choices.date })),
     el("div", { class: "field field-check" },
       el("input", { id: "boards-assisted", name: "assisted", type: "checkbox",
         checked: choices.assisted }),
@@ -182,11 +212,12 @@ export async function mount(root) {
       el("button", { type: "submit", id: "boards-show", text: t("boards.show") })));
 
   const problem = el("p", { id: "boards-error", class: "problem", role: "alert" });
+  const dailyInfo = el("div", { id: "boards-daily-deal", class: "daily-deal", hidden: true });
   const caption = el("caption", { id: "boards-caption" });
   const body = el("tbody");
   const head = el("thead", {}, el("tr", {},
-    ["rank", "player", "score", "time", "moves", "deal", "finished", "replay"].map((key) =>
-      el("th", { scope: "col", class: `col-${key}`, text: t(`boards.${key}`) }))));
+    ["rank", "player", "ranked", "score", "time", "moves", "deal", "finished", "replay"]
+      .map((key) => el("th", { scope: "col", class: `col-${key}`, text: t(`boards.${key}`) }))));
   const table = el("table", { class: "board-table", id: "boards-table" }, caption, head, body);
   const wrap = el("div", { class: "table-wrap" }, table);
   const empty = el("p", { id: "boards-empty", class: "empty", hidden: true, text: t("boards.empty") });
@@ -196,7 +227,7 @@ export async function mount(root) {
 
   root.replaceChildren(el("section", { class: "view-boards", "aria-labelledby": "boards-title" },
     el("h2", { id: "boards-title", text: t("boards.title") }),
-    form, problem, wrap, empty, more, status));
+    form, problem, dailyInfo, wrap, empty, more, status));
 
   const control = (name) => form.querySelector(`#boards-${name}`);
 
@@ -206,6 +237,7 @@ export async function mount(root) {
       by: control("by").value,
       period: control("period").value,
       daily: control("daily").checked,
+      date: control("date").value,
       code: control("code").value.trim().toUpperCase(),
       assisted: control("assisted").checked,
     };
@@ -216,7 +248,7 @@ export async function mount(root) {
       rule: c.rule === "classic" ? null : c.rule,
       by: c.by === "score" ? null : c.by,
       period: c.period === "all" ? null : c.period,
-      daily: c.daily ? 1 : null,
+      daily: c.daily ? c.date || 1 : null,
       code: c.daily ? null : c.code,
       assisted: c.assisted ? 1 : null,
     });
@@ -226,17 +258,22 @@ export async function mount(root) {
   function syncControls() {
     const daily = control("daily").checked;
     control("code").disabled = daily;
+    control("date").disabled = !daily;
+    control("date").closest(".field").hidden = !daily;
   }
 
-  // A daily board is today's: until the day ends (UTC) only a game's own player may see it.
+  // Today's daily board: until the day ends (UTC) only a game's own player may see it.
   function row(entry, today) {
     const name = entry.player ? entry.player.name : "—";
     const me = player();
     const hidden = today && !(me && entry.player && entry.player.id === me.id);
-    return el("tr", { "data-game": entry.game_id },
+    return el("tr", { "data-game": entry.game_id, "data-status": entry.status },
       el("td", { class: "col-rank", "data-label": t("boards.rank"), text: String(entry.rank) }),
       el("th", { scope: "row", class: "col-player" },
         entry.player ? el("a", { href: `#/player/${entry.player.id}`, text: name }) : name),
+      el("td", { class: "col-ranked num", "data-label": t("boards.ranked"),
+        text: entry.ranked_score === null || entry.ranked_score === undefined
+          ? "—" : String(entry.ranked_score) }),
       el("td", { class: "col-score num", "data-label": t("boards.score"),
         text: String(entry.score) }),
       el("td", { class: "col-time num", "data-label": t("boards.time"),
@@ -244,9 +281,14 @@ export async function mount(root) {
           ? "—" : formatTime(entry.time_ms) }),
       el("td", { class: "col-moves num", "data-label": t("boards.moves"),
         text: String(entry.moves) }),
-      el("td", { class: "col-deal code", "data-label": t("boards.deal"), text: entry.code }),
-      el("td", { class: "col-finished", "data-label": t("boards.finished"),
-        text: formatDate(entry.finished_at) }),
+      el("td", { class: "col-deal code", "data-label": t("boards.deal"),
+        "data-hidden": entry.code ? null : "true", text: codeOrHidden(entry.code) }),
+      el("td", { class: "col-finished", "data-label": t("boards.finished") },
+        formatDate(entry.finished_at),
+        // a board by score ranks abandoned games too (after won ones at equal ranked score)
+        entry.status && entry.status !== "won"
+          ? el("span", { class: "entry-status", text: ` (${t(`status.${entry.status}`)})` })
+          : null),
       el("td", { class: "col-replay" }, hidden
         ? el("span", { class: "replay-later", text: t("boards.replay.later") })
         : el("a", { href: `#/replay/${entry.game_id}`, class: "replay-link",
@@ -258,10 +300,55 @@ export async function mount(root) {
     const by = t(`boards.by.${answer.by || c.by}`).toLowerCase();
     const period = t(`boards.period.${answer.period || c.period}`).toLowerCase();
     let text;
-    if (daily) text = t("boards.caption.daily", { date: daily.date, code: daily.code, by, period });
-    else if (answer.code) text = t("boards.caption.code", { code: answer.code, by, period });
+    if (daily) {
+      const code = daily.code || t("boards.daily.hidden");
+      text = t("boards.caption.daily", { date: daily.date, code, by, period });
+    } else if (answer.code) text = t("boards.caption.code", { code: answer.code, by, period });
     else text = t("boards.caption", { rule: t(`rule.${answer.rule || c.rule}`), by, period });
     return c.assisted ? t("boards.caption.assisted", { caption: text }) : text;
+  }
+
+  // The daily deal of a rule and day (today when `date` is empty), asked once.
+  async function dailyDeal(rule, date) {
+    const key = `${rule} ${date}`;
+    if (!dailyDeals[key]) dailyDeals[key] = await get(`/daily${query({ rule, date })}`);
+    const deal = dailyDeals[key];
+    if (!date) {
+      // today, as the server counts days (UTC): no later day to choose
+      dailyDeals[`${rule} ${deal.date}`] = deal;
+      control("date").max = deal.date;
+      control("date").value = deal.date;
+    }
+    return deal;
+  }
+
+  // The daily deal above its board: its code once its day is over (checked here against its
+  // commitment), else hidden; its commitment.
+  async function showDaily(daily) {
+    dailyInfo.hidden = daily === null;
+    if (daily === null) {
+      dailyInfo.replaceChildren();
+      return;
+    }
+    const mark = el("span", { id: "boards-daily-check", class: "daily-check" });
+    dailyInfo.replaceChildren(
+      el("p", {},
+        el("strong", { text: `${t("boards.daily.deal", { date: daily.date })}, ${
+          t(`rule.${daily.rule}`)}: ` }),
+        daily.code
+          ? el("span", { id: "boards-daily-code", class: "code", text: daily.code })
+          : el("span", { id: "boards-daily-code", "data-hidden": "true",
+            text: t("boards.daily.hidden") }),
+        " ", mark),
+      el("p", { class: "commitment" }, `${t("boards.daily.commitment")} `,
+        el("code", { id: "boards-daily-commitment", class: "hex", dir: "ltr",
+          text: daily.deal_commitment })));
+    if (daily.code) {
+      const matches = await sha256Hex(daily.code) === daily.deal_commitment;
+      mark.dataset.state = matches ? "verified" : "failed";
+      mark.replaceChildren(el("span", { "aria-hidden": "true", text: matches ? "✓ " : "✗ " }),
+        t(matches ? "boards.daily.matches" : "boards.daily.differs"));
+    }
   }
 
   async function load(fresh) {
@@ -274,22 +361,20 @@ export async function mount(root) {
       let daily = null;
       if (fresh) {
         const c = read();
-        const badCode = !c.daily && c.code !== "" && !CODE.test(c.code);
+        const badCode = !c.daily && c.code !== "" && !CODE_PATTERN.test(c.code);
         control("code").setAttribute("aria-invalid", badCode ? "true" : "false");
         if (badCode) throw new Error(t("boards.code.invalid"));
         remember(c);
-        if (c.daily) {
-          dailyCodes[c.rule] = dailyCodes[c.rule] || await get(`/daily${query({ rule: c.rule })}`);
-          daily = dailyCodes[c.rule];
-        }
+        if (c.daily) daily = await dailyDeal(c.rule, c.date);
         board = {
           c,
           daily,
+          // the daily board is addressed by its date and rule; its code is secret on its day
           params: {
             rule: c.rule,
             by: c.by,
             period: c.period,
-            code: daily ? daily.code : c.code || null,
+            code: daily ? null : c.code || null,
             daily: daily ? daily.date : null,
             assisted: c.assisted ? "true" : null,
           },
@@ -301,8 +386,12 @@ export async function mount(root) {
       if (fresh) {
         body.replaceChildren();
         caption.textContent = captionOf(answer, board.c, board.daily);
+        await showDaily(board.daily);
+        if (mine !== turn) return;
       }
-      body.append(...answer.entries.map((entry) => row(entry, board.daily !== null)));
+      // a daily deal whose code is still hidden is today's
+      const today = board.daily !== null && !board.daily.code;
+      body.append(...answer.entries.map((entry) => row(entry, today)));
       cursor = answer.next;
       const none = body.children.length === 0;
       wrap.hidden = none;
@@ -314,6 +403,7 @@ export async function mount(root) {
       problem.textContent = error.problem ? problemText(error) : error.message;
       status.textContent = "";
       if (fresh) {
+        dailyInfo.hidden = true;
         body.replaceChildren();
         wrap.hidden = true;
         empty.hidden = true;

@@ -9,9 +9,16 @@
 // Enter on a column (any of its cards or its empty place) or a foundation puts it there; Escape
 // puts it back; F sends the focused card to its foundation (tap), D places it as a double tap;
 // arrows move between cards; U (or Ctrl+Z) undoes, H asks for a hint, N opens New game.
+//
+// The deal: a code the player gave is shown from the start; a deal the server chose is secret
+// until the game ends (a daily deal's until its UTC day ends): the bar says so and shows its
+// commitment on request, then the revealed code with the outcome of the check (deal.js).
 import { get, newKey, patch, post } from "./api.js";
 import { locate, renderBoard, cardElement } from "./board.js";
 import { formatTime, moveText, short } from "./cards.js";
+import {
+  CODE_MAX_LENGTH, checkDeal, checkText, codeText, rememberDeal, secretDeal,
+} from "./deal.js";
 import { define, t } from "./i18n.js";
 import { ensurePlayer, forget } from "./session.js";
 import { dialog, el, fieldProblemText, problemText, toast } from "./ui.js";
@@ -23,13 +30,15 @@ const DEFAULTS = {
 const SETTINGS = Object.keys(DEFAULTS);
 const DOUBLE_CLICK_MS = 350;
 const DRAG_THRESHOLD = 6;
-const DIALOGS = "#new-game-dialog, #settings-dialog, #won-dialog, #hint-confirm";
+const DIALOGS = "#new-game-dialog, #settings-dialog, #won-dialog, #hint-confirm, #give-up-confirm";
+const CHECK_GLYPH = { verified: "✓", failed: "✗", error: "?" };
 
 define({
   en: {
     "play.title": "Play",
     "play.time": "Time", "play.moves": "Moves", "play.score": "Score", "play.code": "Deal",
     "play.new": "New game", "play.undo": "Undo", "play.hint": "Hint", "play.settings": "Settings",
+    "play.giveUp": "Give up",
     "play.watchLink": "Spectator link",
     "play.table": "Card table",
     "play.keys": "Keys: Enter picks up a card and puts it down, Escape puts it back, F sends a card to its foundation, D places it, arrows move between cards, U undoes, H gives a hint, N deals a new game.",
@@ -45,11 +54,17 @@ define({
     "play.hint.unknown": "The solver could not decide in time. Try again after a move.",
     "play.hint.over": "The game is over.",
     "play.hint.thinking": "Looking for a winning line…",
+    "giveUp.title": "Give up this game?",
+    "giveUp.text": "It will count as abandoned, and its deal will be revealed.",
+    "giveUp.text.daily": "It will count as abandoned. Its deal is revealed when the day ends (UTC).",
+    "giveUp.text.chosen": "It will count as abandoned.",
+    "giveUp.done": "Game abandoned.",
     "new.title": "New game",
     "new.rule": "Rule",
     "new.classic": "Classic (same suit)",
     "new.relaxed": "Relaxed (mixed suits)",
     "new.code": "Deal code (optional)",
+    "new.code.help": "An RU1 or RU2 code, e.g. RU1-C-AAAAABB. Without one the server deals a secret deal.",
     "new.winnable": "Winnable deals only",
     "new.deal": "Deal",
     "new.daily": "Today's deal",
@@ -65,6 +80,7 @@ define({
     "settings.auto_placement.help": "Releasing a card anywhere else places it automatically.",
     "won.title": "You won!",
     "won.text": "Score {score}, {moves} moves, time {time}.",
+    "won.deal": "Deal:",
     "won.replay": "Watch the replay",
     "won.new": "New game",
     "won.banner": "Won: {score} points in {moves} moves, {time}.",
@@ -75,6 +91,7 @@ define({
     "play.title": "Joacă",
     "play.time": "Timp", "play.moves": "Mutări", "play.score": "Scor", "play.code": "Împărțire",
     "play.new": "Joc nou", "play.undo": "Anulează", "play.hint": "Indiciu", "play.settings": "Setări",
+    "play.giveUp": "Abandonează",
     "play.watchLink": "Legătură pentru spectatori",
     "play.table": "Masa de joc",
     "play.keys": "Taste: Enter ridică o carte și o pune jos, Escape o pune înapoi, F o trimite la fundație, D o așază, săgețile mută între cărți, U anulează, H dă un indiciu, N împarte un joc nou.",
@@ -90,11 +107,17 @@ define({
     "play.hint.unknown": "Rezolvitorul nu a decis la timp. Încearcă din nou după o mutare.",
     "play.hint.over": "Jocul s-a terminat.",
     "play.hint.thinking": "Se caută o linie câștigătoare…",
+    "giveUp.title": "Abandonezi jocul?",
+    "giveUp.text": "Va fi socotit abandonat, iar împărțirea lui va fi dezvăluită.",
+    "giveUp.text.daily": "Va fi socotit abandonat. Împărțirea lui este dezvăluită la sfârșitul zilei (UTC).",
+    "giveUp.text.chosen": "Va fi socotit abandonat.",
+    "giveUp.done": "Joc abandonat.",
     "new.title": "Joc nou",
     "new.rule": "Regula",
     "new.classic": "Clasic (aceeași culoare)",
     "new.relaxed": "Relaxat (culori amestecate)",
     "new.code": "Codul împărțirii (opțional)",
+    "new.code.help": "Un cod RU1 sau RU2, de ex. RU1-C-AAAAABB. Fără cod, serverul împarte o împărțire secretă.",
     "new.winnable": "Doar împărțiri câștigabile",
     "new.deal": "Împarte",
     "new.daily": "Împărțirea zilei",
@@ -110,6 +133,7 @@ define({
     "settings.auto_placement.help": "O carte eliberată în altă parte este așezată automat.",
     "won.title": "Ai câștigat!",
     "won.text": "Scor {score}, {moves} mutări, timp {time}.",
+    "won.deal": "Împărțirea:",
     "won.replay": "Vezi reluarea",
     "won.new": "Joc nou",
     "won.banner": "Câștigat: {score} puncte în {moves} mutări, {time}.",
@@ -120,6 +144,7 @@ define({
     "play.title": "משחק",
     "play.time": "זמן", "play.moves": "מהלכים", "play.score": "ניקוד", "play.code": "חלוקה",
     "play.new": "משחק חדש", "play.undo": "בטל", "play.hint": "רמז", "play.settings": "הגדרות",
+    "play.giveUp": "ויתור",
     "play.watchLink": "קישור לצופים",
     "play.table": "שולחן הקלפים",
     "play.keys": "מקשים: Enter מרים קלף ומניח אותו, Escape מחזיר אותו, F שולח קלף ליסוד, D מניח אותו, החצים עוברים בין קלפים, U מבטל, H נותן רמז, N מחלק משחק חדש.",
@@ -135,11 +160,17 @@ define({
     "play.hint.unknown": "הפותר לא הכריע בזמן. נסו שוב אחרי מהלך.",
     "play.hint.over": "המשחק הסתיים.",
     "play.hint.thinking": "מחפש קו ניצחון…",
+    "giveUp.title": "לוותר על המשחק?",
+    "giveUp.text": "הוא ייחשב כנטוש, והחלוקה שלו תיחשף.",
+    "giveUp.text.daily": "הוא ייחשב כנטוש. החלוקה שלו נחשפת בסוף היום (UTC).",
+    "giveUp.text.chosen": "הוא ייחשב כנטוש.",
+    "giveUp.done": "המשחק ננטש.",
     "new.title": "משחק חדש",
     "new.rule": "חוק",
     "new.classic": "קלאסי (אותה משפחה)",
     "new.relaxed": "מקל (משפחות מעורבות)",
     "new.code": "קוד חלוקה (לא חובה)",
+    "new.code.help": "קוד RU1 או RU2, למשל RU1-C-AAAAABB. בלי קוד השרת מחלק חלוקה סודית.",
     "new.winnable": "רק חלוקות פתירות",
     "new.deal": "חלק",
     "new.daily": "החלוקה היומית",
@@ -155,6 +186,7 @@ define({
     "settings.auto_placement.help": "קלף שמשוחרר במקום אחר מונח אוטומטית.",
     "won.title": "ניצחת!",
     "won.text": "ניקוד {score}, {moves} מהלכים, זמן {time}.",
+    "won.deal": "החלוקה:",
     "won.replay": "צפו בהילוך החוזר",
     "won.new": "משחק חדש",
     "won.banner": "ניצחון: {score} נקודות ב־{moves} מהלכים, {time}.",
@@ -188,6 +220,8 @@ class PlayView {
     this.receivedAt = performance.now();
     this.announcedWin = null;
     this.listeners = [];
+    this.checks = new Map(); // game id → the check of its revealed deal (deal.js)
+    this.dealShown = null; // what the deal line shows, so that a redraw leaves it alone
   }
 
   // Left: another view has the page (even while this one is still loading). Answers still on
@@ -241,10 +275,31 @@ class PlayView {
   build() {
     const figure = (key, id) => el("div", { class: "figure" },
       el("dt", { text: t(key) }), el("dd", { id, text: "—" }));
+    this.codeOut = el("span", { id: "game-code", class: "deal-code", text: "—" });
+    this.checkOut = el("span", { id: "deal-check", class: "deal-check", role: "status" });
+    this.copyButton = el("button", { type: "button", id: "deal-copy", class: "small",
+      "aria-label": t("deal.copy.label"), title: t("deal.copy.label"), text: t("deal.copy"),
+      hidden: true, onclick: () => this.copyCode() });
+    this.commitmentButton = el("button", { type: "button", id: "deal-commitment-toggle",
+      class: "small", "aria-expanded": "false", "aria-controls": "deal-details",
+      text: t("deal.commitment"), hidden: true, onclick: () => this.toggleDetails() });
+    this.detailsAbout = el("p", { class: "about" });
+    this.commitmentOut = el("code", { id: "deal-commitment", class: "hex", dir: "ltr" });
+    this.hashOut = el("code", { id: "deal-hash", class: "hex", dir: "ltr" });
+    this.hashPair = el("div", { class: "pair", hidden: true },
+      el("dt", { text: t("deal.hash") }), el("dd", {}, this.hashOut));
+    this.verdictOut = el("p", { id: "deal-verdict", class: "verdict" });
+    this.details = el("div", { id: "deal-details", class: "deal-details", hidden: true },
+      this.detailsAbout,
+      el("dl", {},
+        el("div", { class: "pair" },
+          el("dt", { text: t("deal.commitment.hex") }), el("dd", {}, this.commitmentOut)),
+        this.hashPair),
+      this.verdictOut);
     this.bar = el("div", { class: "game-bar" },
       el("dl", { class: "figures" },
         figure("play.time", "game-time"), figure("play.moves", "game-moves"),
-        figure("play.score", "game-score"), figure("play.code", "game-code")),
+        figure("play.score", "game-score")),
       el("div", { class: "controls" },
         el("button", { type: "button", id: "new-game", text: t("play.new"),
           "aria-keyshortcuts": "N", onclick: () => this.newGame() }),
@@ -252,8 +307,14 @@ class PlayView {
           "aria-keyshortcuts": "U", onclick: () => this.undo() }),
         el("button", { type: "button", id: "hint", text: t("play.hint"),
           "aria-keyshortcuts": "H", onclick: () => this.askHint() }),
+        el("button", { type: "button", id: "give-up", text: t("play.giveUp"),
+          onclick: () => this.giveUp() }),
         el("button", { type: "button", id: "settings", text: t("play.settings"),
-          onclick: () => this.openSettings() })));
+          onclick: () => this.openSettings() })),
+      el("dl", { class: "deal-line" },
+        el("dt", { text: t("play.code") }),
+        el("dd", { id: "game-deal" }, this.codeOut, this.checkOut, this.copyButton,
+          this.commitmentButton)));
     this.message = el("p", { id: "message", class: "message", role: "status",
       "aria-live": "polite" });
     this.banner = el("div", { id: "banner", class: "banner", hidden: true });
@@ -261,7 +322,7 @@ class PlayView {
       "aria-label": t("play.table"), "aria-describedby": "keys-help" });
     this.watchLink = el("a", { id: "watch-link", class: "watch-link", text: t("play.watchLink") });
     this.root.replaceChildren(el("section", { class: "view-play" },
-      this.bar, this.message, this.banner, this.table,
+      this.bar, this.details, this.message, this.banner, this.table,
       el("p", { id: "keys-help", class: "keys-help", text: t("play.keys") }),
       el("p", { class: "footer-links" }, this.watchLink)));
   }
@@ -302,6 +363,7 @@ class PlayView {
     if (this.left) return;
     const changed = !this.game || this.game.id !== game.id;
     this.game = game;
+    rememberDeal(game);
     this.receivedAt = performance.now();
     if (changed) {
       localStorage.setItem(CURRENT, game.id);
@@ -333,11 +395,11 @@ class PlayView {
     this.table.dataset.status = game.status;
     this.bar.querySelector("#game-moves").textContent = String(game.moves);
     this.bar.querySelector("#game-score").textContent = String(game.score);
-    const code = this.bar.querySelector("#game-code");
-    code.textContent = game.code;
-    code.title = t(`rule.${game.rule}`);
+    this.drawDeal();
     this.tick();
-    for (const [id, off] of [["#undo", !active || game.undo_available === 0], ["#hint", !active]]) {
+    for (const [id, off] of [
+      ["#undo", !active || game.undo_available === 0], ["#hint", !active], ["#give-up", !active],
+    ]) {
       const button = this.bar.querySelector(id);
       if (off && document.activeElement === button) this.table.focus();
       button.disabled = off;
@@ -351,6 +413,77 @@ class PlayView {
         el("a", { href: `#/replay/${game.id}`, text: t("won.replayLink") }));
     } else if (game.status === "abandoned") {
       this.banner.replaceChildren(el("span", { text: t("abandoned.banner") }));
+    }
+  }
+
+  // The deal line: the code, or until when it is hidden; the commitment on request; once a
+  // secret deal is revealed, the outcome of its check.
+  drawDeal() {
+    const game = this.game;
+    const hidden = game.code === null || game.code === undefined;
+    const secret = secretDeal(game);
+    const check = secret && !hidden && game.status !== "active" ? this.checkOf(game) : null;
+    const shown = JSON.stringify([game.id, game.code, game.daily, secret, check && check.state]);
+    if (shown === this.dealShown) return;
+    this.dealShown = shown;
+    this.codeOut.textContent = codeText(game);
+    this.codeOut.dataset.hidden = hidden ? "true" : "false";
+    this.codeOut.title = t(`rule.${game.rule}`);
+    this.copyButton.hidden = hidden;
+    this.commitmentButton.hidden = !secret;
+    if (!secret) this.toggleDetails(false);
+    this.detailsAbout.textContent =
+      t(hidden ? "deal.commitment.about" : "deal.commitment.revealed");
+    this.commitmentOut.textContent = (check && check.commitment) || game.deal_commitment || "";
+    this.hashPair.hidden = !(check && check.hash);
+    this.hashOut.textContent = check && check.hash ? check.hash : "";
+    this.verdictOut.textContent = checkText(check);
+    if (check) this.verdictOut.dataset.state = check.state;
+    else delete this.verdictOut.dataset.state;
+    if (!check) {
+      delete this.checkOut.dataset.state;
+      this.checkOut.removeAttribute("title");
+      this.checkOut.replaceChildren();
+      return;
+    }
+    this.checkOut.dataset.state = check.state;
+    this.checkOut.title = checkText(check);
+    const glyph = CHECK_GLYPH[check.state];
+    this.checkOut.replaceChildren(
+      glyph ? el("span", { class: "glyph", "aria-hidden": "true", text: glyph }) : "",
+      el("span", { class: "short", text: t(`deal.check.${check.state}`) }),
+      check.state === "checking" ? "" : el("span", { class: "visually-hidden",
+        text: ` (${checkText(check)})` }));
+  }
+
+  // The check of a finished game's revealed deal: run once, then drawn when it is done.
+  checkOf(game) {
+    const known = this.checks.get(game.id);
+    if (known && known.code === game.code) return known;
+    const checking = { state: "checking", code: game.code };
+    this.checks.set(game.id, checking);
+    checkDeal(game).then((check) => {
+      this.checks.set(game.id, { ...check, code: game.code });
+      if (!this.left && this.game && this.game.id === game.id) this.drawDeal();
+    });
+    return checking;
+  }
+
+  toggleDetails(open = this.details.hidden) {
+    this.details.hidden = !open;
+    this.commitmentButton.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+
+  async copyCode() {
+    const code = this.game && this.game.code;
+    if (!code) return; // a secret deal cannot be shared until it is revealed
+    try {
+      await navigator.clipboard.writeText(code);
+      toast(t("deal.copied", { code }));
+    } catch {
+      // no clipboard here (plain http, or refused): the code is selected for the keyboard
+      getSelection().selectAllChildren(this.codeOut);
+      toast(t("deal.copy.failed"), "error");
     }
   }
 
@@ -458,6 +591,12 @@ class PlayView {
         if (this.game.version !== version) answer = null;
       }
       if (!answer) return;
+      if (!this.game.assisted) {
+        // the first hint made the game assisted: a change with its own version
+        const fresh = await get(`/games/${this.game.id}`);
+        if (this.left || this.game.id !== fresh.id) return;
+        this.show(fresh);
+      }
       if (answer.status === "winnable") {
         const [card, place] = answer.move.split("-");
         this.hint = { card, place };
@@ -469,6 +608,40 @@ class PlayView {
     } catch (error) {
       this.say(problemText(error), "error");
     }
+  }
+
+  // Ends the game in play as abandoned (after the actions already made); a secret random deal
+  // is then revealed.
+  async giveUp() {
+    const game = this.game;
+    if (!game || game.status !== "active") return;
+    let text = "giveUp.text.chosen";
+    if (game.daily) text = "giveUp.text.daily";
+    else if (secretDeal(game)) text = "giveUp.text";
+    const yes = await dialog({
+      title: t("giveUp.title"),
+      body: el("p", { text: t(text) }),
+      buttons: [{ label: t("play.giveUp"), value: true, primary: true },
+        { label: t("cancel"), value: false }],
+      id: "give-up-confirm",
+    });
+    if (!yes || this.left || this.game.id !== game.id) return;
+    this.flushTap();
+    this.select(null);
+    this.queue = this.queue.catch(() => {}).then(async () => {
+      if (this.left || this.game.id !== game.id || this.game.status !== "active") return;
+      try {
+        const answer = await post(`/games/${game.id}/abandon`);
+        if (this.game && this.game.id === answer.id) {
+          this.show(answer);
+          this.say(t("giveUp.done"));
+        }
+      } catch (error) {
+        this.say(problemText(error), "error");
+        await this.reload();
+      }
+    });
+    await this.queue;
   }
 
   // --- placement help and keyboard selection ----------------------------------------------
@@ -782,7 +955,8 @@ class PlayView {
     const radio = (value, label) => el("label", { class: "choice" },
       el("input", { type: "radio", name: "rule", value, checked: value === rule }), t(label));
     const code = el("input", { id: "deal-code", name: "code", autocomplete: "off",
-      spellcheck: "false", placeholder: "RU1-C-AAAAABB", maxlength: "32" });
+      spellcheck: "false", autocapitalize: "characters", placeholder: "RU1-C-AAAAABB",
+      maxlength: String(CODE_MAX_LENGTH), "aria-describedby": "deal-code-help" });
     const winnable = el("input", { id: "winnable", type: "checkbox", name: "winnable" });
     const problem = el("p", { class: "problem", role: "alert" });
     const inPlay = this.game && this.game.status === "active" && this.game.moves > 0;
@@ -792,6 +966,7 @@ class PlayView {
       el("fieldset", {}, el("legend", { text: t("new.rule") }),
         radio("classic", "new.classic"), radio("relaxed", "new.relaxed")),
       el("label", { for: "deal-code", text: t("new.code") }), code,
+      el("p", { id: "deal-code-help", class: "help", text: t("new.code.help") }),
       el("label", { class: "choice" }, winnable, t("new.winnable")),
       inPlay ? el("p", { class: "note", text: t("new.abandons") }) : null,
       problem,
@@ -876,8 +1051,12 @@ class PlayView {
     const game = this.game;
     const choice = await dialog({
       title: t("won.title"),
-      body: el("p", { text: t("won.text", { score: game.score, moves: game.moves,
-        time: formatTime(game.elapsed_ms) }) }),
+      body: [
+        el("p", { text: t("won.text", { score: game.score, moves: game.moves,
+          time: formatTime(game.elapsed_ms) }) }),
+        el("p", { id: "won-deal" }, `${t("won.deal")} `,
+          el("span", { class: "deal-code", dir: "ltr", text: codeText(game) })),
+      ],
       buttons: [
         { label: t("won.replay"), value: "replay", primary: true },
         { label: t("won.new"), value: "new" },

@@ -4,8 +4,10 @@
 // "Verify" button asks the server to replay and check the document).
 import { get, post } from "./api.js";
 import { renderBoard } from "./board.js";
-import { SUITS, formatTime, moveText } from "./cards.js";
+import { formatTime, moveText } from "./cards.js";
+import { codeOrHidden, sha256Hex } from "./deal.js";
 import { define, t } from "./i18n.js";
+import { buildPositions, visible } from "./positions.js";
 import { el, problemText } from "./ui.js";
 
 define({
@@ -18,6 +20,7 @@ define({
     "replay.result": "Result",
     "replay.result.text": "{status}, {score} points, {moves} moves, {time}",
     "replay.active": "This game is still being played. Its replay opens when the game ends.",
+    "replay.hidden": "The deal of this daily game stays secret until the day ends (UTC): its replay opens then.",
     "replay.watch": "Watch it live",
     "replay.controls": "Replay controls",
     "replay.first": "First position (the deal)",
@@ -52,6 +55,7 @@ define({
     "replay.result": "Rezultat",
     "replay.result.text": "{status}, {score} puncte, {moves} mutări, {time}",
     "replay.active": "Jocul este încă în desfășurare. Reluarea se deschide când jocul se termină.",
+    "replay.hidden": "Împărțirea acestui joc al zilei rămâne secretă până la sfârșitul zilei (UTC): reluarea se deschide atunci.",
     "replay.watch": "Urmărește-l în direct",
     "replay.controls": "Comenzile reluării",
     "replay.first": "Prima poziție (împărțirea)",
@@ -86,6 +90,7 @@ define({
     "replay.result": "תוצאה",
     "replay.result.text": "{status}, {score} נקודות, {moves} מהלכים, {time}",
     "replay.active": "המשחק עדיין מתנהל. השידור החוזר ייפתח כשהמשחק יסתיים.",
+    "replay.hidden": "החלוקה של המשחק היומי הזה נשארת סודית עד סוף היום (UTC): השידור החוזר ייפתח אז.",
     "replay.watch": "צפייה בשידור חי",
     "replay.controls": "פקדי השידור החוזר",
     "replay.first": "המצב הראשון (החלוקה)",
@@ -115,107 +120,6 @@ define({
 
 const AUTOPLAY_MS = 500;
 
-// ---------------------------------------------------------------- positions
-
-// A position: {tableau, foundations, score}. A tableau card is its text, upper case when face
-// up and lower case when face down (as in tests/data/deals.json); a foundation lists cards
-// from the ace up. Positions are never changed once made: each action makes a new one.
-
-function initialPosition(deal) {
-  // Column i (0-based) has its lowest i cards face-down (SPEC 1.1, 1.8).
-  return {
-    tableau: deal.map((column, i) =>
-      column.map((card, position) => (position < i ? card.toLowerCase() : card.toUpperCase()))),
-    foundations: SUITS.map(() => []),
-    score: 0,
-  };
-}
-
-function apply(position, move) {
-  const dash = move.lastIndexOf("-");
-  const card = move.slice(0, dash).toUpperCase().replace(/^10/, "T");
-  const place = move.slice(dash + 1).toLowerCase();
-  const tableau = position.tableau.map((column) => column.slice());
-  const foundations = position.foundations.map((pile) => pile.slice());
-  let score = position.score;
-
-  // Take the card (with every card on top of it), from a column or a foundation's top.
-  let group = null;
-  let from = -1;
-  for (let i = 0; i < tableau.length && group === null; i += 1) {
-    const at = tableau[i].indexOf(card);
-    if (at >= 0) {
-      group = tableau[i].splice(at);
-      from = i;
-    }
-  }
-  if (group === null) {
-    const pile = foundations[SUITS.indexOf(card[1])];
-    if (pile && pile.length && pile[pile.length - 1] === card) group = [pile.pop()];
-  }
-  if (group === null) throw new Error(`${card} is not in play`);
-
-  if (place === "f") {
-    const pile = foundations[SUITS.indexOf(card[1])];
-    if (!pile || group.length !== 1) throw new Error(`${card} cannot go to its foundation`);
-    pile.push(card);
-    score += 10;
-  } else {
-    const column = tableau[Number(place.slice(1)) - 1];
-    if (!/^t[1-7]$/.test(place) || !column) throw new Error(`no place ${place}`);
-    column.push(...group);
-  }
-  // A face-down card left last in its column turns face-up.
-  if (from >= 0) {
-    const column = tableau[from];
-    const last = column.length - 1;
-    if (last >= 0 && column[last] !== column[last].toUpperCase()) {
-      column[last] = column[last].toUpperCase();
-      score += 5;
-    }
-  }
-  return { tableau, foundations, score };
-}
-
-// Every position of the game: positions[k] is the table after the first k actions. An undo
-// goes back to the position before the last move not yet undone (face-down cards included).
-function buildPositions(deal, actions) {
-  const positions = [initialPosition(deal)];
-  const moves = [0];
-  const earlier = [];
-  let counted = 0;
-  let broken = null;
-  for (let index = 0; index < actions.length; index += 1) {
-    const move = actions[index].move;
-    const current = positions[positions.length - 1];
-    let next;
-    try {
-      if (move === "undo") {
-        if (!earlier.length) throw new Error("nothing to undo");
-        next = earlier.pop();
-      } else {
-        next = apply(current, move);
-        earlier.push(current);
-        counted += 1;
-      }
-    } catch (error) {
-      broken = { index, move, error };
-      break;
-    }
-    positions.push(next);
-    moves.push(counted);
-  }
-  return { positions, moves, broken };
-}
-
-function view(position) {
-  return {
-    tableau: position.tableau.map((column) =>
-      column.map((card) => (card === card.toUpperCase() ? card : null))),
-    foundations: position.foundations,
-  };
-}
-
 // ---------------------------------------------------------------- the view
 
 function info(label, value, id = null) {
@@ -244,12 +148,13 @@ export async function mount(root, params) {
   }
 
   const name = doc.player ? doc.player.name : "—";
-  document.title = `${t("replay.title.of", { name, code: doc.code })} — ${t("brand")}`;
+  document.title = `${t("replay.title.of", { name, code: codeOrHidden(doc.code) })} — ${
+    t("brand")}`;
   const result = doc.result || {};
   const header = el("dl", { class: "replay-info" },
     info(t("replay.player"), doc.player
       ? el("a", { href: `#/player/${doc.player.id}`, text: name }) : name, "replay-player"),
-    info(t("replay.code"), doc.code, "replay-code"),
+    info(t("replay.code"), codeOrHidden(doc.code), "replay-code"),
     info(t("replay.rule"), t(`rule.${doc.rule}`), "replay-rule"),
     info(t("replay.result"), t("replay.result.text", {
       status: t(`status.${result.status}`),
@@ -257,12 +162,29 @@ export async function mount(root, params) {
       moves: result.moves,
       time: formatTime(result.elapsed_ms || 0),
     }), "replay-result"));
+  header.querySelector("#replay-code").dataset.hidden = doc.code ? "false" : "true";
   section.append(header);
 
-  if (result.status === "active" || !doc.deal) {
+  if (result.status === "active") {
     section.append(el("p", { class: "notice", id: "replay-active" }, t("replay.active"), " ",
       el("a", { href: `#/watch/${id}`, id: "replay-watch", text: t("replay.watch") })));
     return null;
+  }
+  if (!doc.deal) {
+    // a daily game that ended before its day did: its deal is still secret
+    section.append(el("p", { class: "notice", id: "replay-hidden" }, t("replay.hidden")));
+    return null;
+  }
+  if (doc.deal_commitment) {
+    // the code against its commitment, here in the page (the server checks it too: Verify)
+    const mark = el("span", { class: "mark", id: "replay-commitment-check" });
+    section.append(el("p", { class: "replay-commitment" }, `${t("deal.commitment.hex")}: `,
+      el("code", { class: "hex", id: "replay-commitment", dir: "ltr", text: doc.deal_commitment }),
+      " ", mark));
+    const matches = await sha256Hex(doc.code) === doc.deal_commitment;
+    mark.dataset.state = matches ? "verified" : "failed";
+    mark.replaceChildren(el("span", { "aria-hidden": "true", text: matches ? "✓ " : "✗ " }),
+      t(matches ? "deal.matches" : "deal.differs"));
   }
 
   const actions = doc.actions || [];
@@ -303,7 +225,7 @@ export async function mount(root, params) {
   // downloads on its day too, when the public address still answers 403).
   const file = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)],
     { type: "application/json" }));
-  const download = el("a", { href: file, download: `replay-${doc.code}.json`,
+  const download = el("a", { href: file, download: `replay-${doc.code || doc.game_id}.json`,
     id: "replay-download", text: t("replay.download") });
 
   section.append(
@@ -325,7 +247,7 @@ export async function mount(root, params) {
 
   function show(next) {
     step = Math.max(0, Math.min(reachable, next));
-    renderBoard(boardRoot, view(positions[step]));
+    renderBoard(boardRoot, visible(positions[step]));
     stepText.textContent = `${step} / ${total}`;
     const move = step > 0 ? actions[step - 1].move : null;
     moveOut.textContent = move ? moveText(move) : t("replay.deal");

@@ -1,6 +1,8 @@
-// #/me and #/player/ID: a player's statistics per rule and their games, newest first.
+// #/me and #/player/ID: a player's statistics per rule and their games, newest first. A game
+// whose deal is still secret shows it as hidden (SPEC 2.3 "Fair play").
 import { get, query } from "./api.js";
 import { formatDate, formatTime } from "./cards.js";
+import { codeOrHidden } from "./deal.js";
 import { define, language, t } from "./i18n.js";
 import { player } from "./session.js";
 import { el, problemText } from "./ui.js";
@@ -18,6 +20,7 @@ define({
     "stats.won": "Games won",
     "stats.win_rate": "Win rate",
     "stats.best_score": "Best score",
+    "stats.best_ranked_score": "Best ranked score",
     "stats.best_time": "Best time",
     "stats.fewest_moves": "Fewest moves",
     "stats.current_streak": "Current winning streak",
@@ -37,6 +40,7 @@ define({
     "stats.watch": "Watch",
     "stats.continue": "Continue",
     "stats.link.label": "{action}: game {code} of {date}",
+    "stats.link.label.hidden": "{action}: game of {date} (deal hidden)",
     "stats.more": "More",
     "stats.no_games": "No games yet.",
     "stats.boards": "See the leaderboards",
@@ -53,6 +57,7 @@ define({
     "stats.won": "Jocuri câștigate",
     "stats.win_rate": "Procent de câștig",
     "stats.best_score": "Cel mai bun punctaj",
+    "stats.best_ranked_score": "Cel mai bun punctaj de clasament",
     "stats.best_time": "Cel mai bun timp",
     "stats.fewest_moves": "Cele mai puține mutări",
     "stats.current_streak": "Serie curentă de victorii",
@@ -72,6 +77,7 @@ define({
     "stats.watch": "Urmărește",
     "stats.continue": "Continuă",
     "stats.link.label": "{action}: jocul {code} din {date}",
+    "stats.link.label.hidden": "{action}: jocul din {date} (împărțire ascunsă)",
     "stats.more": "Mai multe",
     "stats.no_games": "Niciun joc încă.",
     "stats.boards": "Vezi clasamentele",
@@ -88,6 +94,7 @@ define({
     "stats.won": "ניצחונות",
     "stats.win_rate": "אחוז ניצחונות",
     "stats.best_score": "הניקוד הטוב ביותר",
+    "stats.best_ranked_score": "הניקוד לדירוג הטוב ביותר",
     "stats.best_time": "הזמן הטוב ביותר",
     "stats.fewest_moves": "הכי מעט מהלכים",
     "stats.current_streak": "רצף ניצחונות נוכחי",
@@ -107,6 +114,7 @@ define({
     "stats.watch": "צפייה",
     "stats.continue": "המשך",
     "stats.link.label": "{action}: משחק {code} מתאריך {date}",
+    "stats.link.label.hidden": "{action}: משחק מתאריך {date} (חלוקה מוסתרת)",
     "stats.more": "עוד",
     "stats.no_games": "אין עדיין משחקים.",
     "stats.boards": "לטבלאות המובילים",
@@ -131,6 +139,7 @@ const MEASURES = [
   ["won", "stats.won", plain],
   ["win_rate", "stats.win_rate", percent],
   ["best_score", "stats.best_score", plain],
+  ["best_ranked_score", "stats.best_ranked_score", plain],
   ["best_time_ms", "stats.best_time", time],
   ["fewest_moves", "stats.fewest_moves", plain],
   ["current_streak", "stats.current_streak", plain],
@@ -211,7 +220,8 @@ export async function mount(root, params = {}) {
 
   function link(action, href, game, date) {
     return el("a", { href, class: `${action}-link`,
-      "aria-label": t("stats.link.label", { action: t(`stats.${action}`), code: game.code, date }),
+      "aria-label": t(game.code ? "stats.link.label" : "stats.link.label.hidden",
+        { action: t(`stats.${action}`), code: game.code, date }),
       text: t(`stats.${action}`) });
   }
 
@@ -229,7 +239,8 @@ export async function mount(root, params = {}) {
     return el("tr", { "data-game": game.id, "data-status": game.status },
       el("td", { class: "col-date", text: date }),
       el("td", { class: "col-rule", text: t(`rule.${game.rule}`) }),
-      el("td", { class: "col-code code", text: game.code }),
+      el("td", { class: "col-code code", "data-hidden": game.code ? null : "true",
+        text: codeOrHidden(game.code) }),
       el("td", { class: `col-status status-${game.status}`, text: t(`status.${game.status}`) }),
       el("td", { class: "col-score num", "data-label": t("stats.score"), text: plain(game.score) }),
       el("td", { class: "col-moves num", "data-label": t("stats.moves"), text: plain(game.moves) }),

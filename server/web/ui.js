@@ -43,7 +43,7 @@ export function dialog({ title, body = [], buttons = [{ label: t("ok"), value: t
         onclick: () => box.close(String(button.value)),
       }));
     }
-    box.append(el("h2", { id: "dialog-title", text: title }), body, actions);
+    box.append(el("h2", { id: "dialog-title", text: title }), ...[body].flat(), actions);
     box.addEventListener("close", () => {
       const chosen = buttons.find((button) => String(button.value) === box.returnValue);
       box.remove();

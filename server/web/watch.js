@@ -1,9 +1,11 @@
 // #/watch/ID: a spectator's view of a game, live over the WebSocket (`/api/v1/live`). Every
 // accepted action on the game is pushed here; face-down cards stay hidden. When the connection
-// drops, it reconnects with a growing pause and asks for what it missed (`since`).
+// drops, it reconnects with a growing pause and asks for what it missed (`since`). A secret
+// deal's code is null until the game ends (a daily deal's until its day ends): shown as hidden.
 import { get } from "./api.js";
 import { renderBoard } from "./board.js";
 import { formatTime, moveText } from "./cards.js";
+import { codeText } from "./deal.js";
 import { define, t } from "./i18n.js";
 import { player } from "./session.js";
 import { el } from "./ui.js";
@@ -178,7 +180,8 @@ export function mount(root, params) {
     document.title = `${t("watch.title.of", { name })} — ${t("brand")}`;
     fields.player.value.replaceChildren(game.player
       ? el("a", { href: `#/player/${game.player.id}`, text: name }) : name);
-    fields.code.value.textContent = game.code;
+    fields.code.value.textContent = codeText(game); // hidden while the deal is secret
+    fields.code.value.dataset.hidden = game.code ? "false" : "true";
     fields.rule.value.textContent = t(`rule.${game.rule}`);
     fields.status.value.textContent = t(`status.${game.status}`);
     fields.status.value.dataset.status = game.status;

@@ -65,6 +65,7 @@ class Table:
         return address.removeprefix("#/play/")
 
     def deal(self, code: str) -> None:
+        """Deals `code` (a chosen deal: its code is shown from the start)."""
         self.page.click("#new-game")
         self.page.fill("#deal-code", code)
         self.page.click("#deal")
@@ -72,6 +73,12 @@ class Table:
             "code => document.querySelector('#game-code').textContent === code", arg=code
         )
         self.wait_version(0)
+
+    def give_up(self) -> None:
+        """Gives the game in play up (Give up, then the window's Give up): it is abandoned."""
+        self.page.click("#give-up")
+        self.page.locator("#give-up-confirm button.primary").click()
+        self.page.wait_for_selector('#table[data-status="abandoned"]')
 
     # --- what the page shows ------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page
 
 from tests.conftest import load_data
-from tests.web.client import as_player, new_game, play, sign_up
+from tests.web.client import as_player, call, new_game, play, sign_up
 from tests.web.driver import Table
 from tests.web.helpers import audit
 
@@ -27,7 +27,17 @@ def won(web_server: WebServer) -> dict[str, Any]:
     play(web_server, player["token"], game, CLASSIC["actions"])
     active = new_game(web_server, player, CLASSIC["code"])
     play(web_server, player["token"], active, CLASSIC["actions"][:3])
-    return {"player": player, "won": game, "active": active}
+    # a secret deal given up (its code revealed and checked), and one in play (hidden)
+    revealed = call(web_server, "POST", "/games", {}, player["token"])["id"]
+    call(web_server, "POST", f"/games/{revealed}/abandon", {}, player["token"])
+    secret = call(web_server, "POST", "/games", {}, player["token"])["id"]
+    return {
+        "player": player,
+        "won": game,
+        "active": active,
+        "revealed": revealed,
+        "secret": secret,
+    }
 
 
 @pytest.mark.parametrize("language", ["en", "he"])
@@ -47,13 +57,26 @@ def test_every_screen_passes_an_accessibility_audit(
         ("#new-game", "#new-game-dialog"),
         ("#settings", "#settings-dialog"),
         ("#hint", "#hint-confirm"),
+        ("#give-up", "#give-up-confirm"),
     ]:
         page.click(opener)
         page.wait_for_selector(box)
         audit(page, box)
         page.keyboard.press("Escape")
         page.wait_for_selector(box, state="detached")
+    # a secret deal: hidden, with its commitment shown; then revealed and checked
+    page.goto(web_server.url(f"/#/play/{won['secret']}"))
+    table.wait_view()
+    page.click("#deal-commitment-toggle")
+    page.wait_for_selector("#deal-details:not([hidden])")
+    audit(page, "play, a secret deal and its commitment")
+    page.goto(web_server.url(f"/#/play/{won['revealed']}"))
+    page.wait_for_selector('#deal-check[data-state="verified"]')
+    page.click("#deal-commitment-toggle")
+    audit(page, "play, a revealed deal, verified")
     for screen, ready in [
+        (f"#/replay/{won['revealed']}", "#replay-commitment-check[data-state]"),
+        ("#/boards?daily=1", "#boards-daily-commitment"),
         (f"#/replay/{won['won']}", "#replay-step"),
         (f"#/watch/{won['active']}", '#watch-state[data-state="live"]'),
         ("#/boards", ".view-boards"),

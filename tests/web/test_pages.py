@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -97,6 +98,8 @@ def test_leaderboards_list_the_game_and_open_its_replay(
     expect(row).to_be_visible()
     expect(page.locator(".board-table caption")).to_contain_text(CLEAN["code"])
     expect(row.locator(".col-score")).to_have_text("625")
+    # by score, the board ranks by the ranked score (SPEC 1.5), shown beside the score
+    expect(row.locator(".col-ranked")).to_have_text("625")
     expect(row.locator(".col-moves")).to_have_text("87")
     expect(row.locator(".col-deal")).to_have_text(CLEAN["code"])
     expect(row.locator(".col-player a")).to_have_text("Ana")
@@ -107,7 +110,8 @@ def test_leaderboards_list_the_game_and_open_its_replay(
         "data-game", finished["clean"]
     )
     expect(row.locator(".col-rank")).to_have_text("1")
-    assert page.locator(".board-table th[scope=col]").count() == 8
+    assert page.locator(".board-table th[scope=col]").count() == 9
+    expect(page.locator(".board-table th.col-ranked")).to_have_text("Ranked score")
     # The choice is kept in the address, so the board can be shared.
     assert f"code={CLEAN['code']}" in page.evaluate("location.hash")
     expect(page.locator("#boards-more")).to_be_hidden()
@@ -130,8 +134,15 @@ def test_leaderboards_daily_assisted_and_paging(
     page: Page, web_server: WebServer, finished: dict[str, Any]
 ) -> None:
     daily = call(web_server, "GET", "/daily?rule=classic")
+    assert daily["code"] is None  # today's deal is secret until the day ends
+    boards: list[str] = []
+    page.on(
+        "request",
+        lambda request: boards.append(request.url) if "/leaderboards?" in request.url else None,
+    )
     page.goto(web_server.url("/#/boards"))
     expect(page.locator("#boards-empty")).to_be_visible()
+    expect(page.locator("#boards-date")).to_be_hidden()
     page.get_by_label("Daily deal").check()
     expect(page.locator("#boards-code")).to_be_disabled()
     expect(page.locator("#boards-empty")).to_be_visible()
@@ -139,13 +150,24 @@ def test_leaderboards_daily_assisted_and_paging(
         "No games yet. Play one and it will be here!"
     )
     assert "daily=1" in page.evaluate("location.hash")
+    # today's deal: its day, its code hidden, its commitment; the board asked by date and rule
+    expect(page.locator("#boards-date")).to_have_value(daily["date"])
+    expect(page.locator("#boards-daily-deal")).to_contain_text(f"Daily deal of {daily['date']}")
+    expect(page.locator("#boards-daily-code")).to_have_text("hidden until the day ends (UTC)")
+    expect(page.locator("#boards-daily-commitment")).to_have_text(daily["deal_commitment"])
+    expect(page.locator(".board-table caption")).to_contain_text("hidden until the day ends")
+    asked = parse_qs(urlsplit(boards[-1]).query)
+    assert asked["daily"] == [daily["date"]] and asked["rule"] == ["classic"]
+    assert "code" not in asked
     page.get_by_label("Daily deal").uncheck()
     expect(page.locator("#boards-code")).to_be_enabled()
+    expect(page.locator("#boards-daily-deal")).to_be_hidden()
 
     # A code that is no code is refused before asking the server.
     page.get_by_label("Deal code").fill("nonsense")
     page.get_by_role("button", name="Show").click()
     expect(page.get_by_role("alert")).to_contain_text("A deal code looks like RU1-C-AAAAABB")
+    expect(page.get_by_role("alert")).to_contain_text("RU2-C-")
     expect(page.locator("#boards-code")).to_have_attribute("aria-invalid", "true")
     expect(page.locator(".board-table")).to_be_hidden()
 
@@ -169,7 +191,6 @@ def test_leaderboards_daily_assisted_and_paging(
     expect(page.locator("#boards-more")).to_be_hidden()
     ranks = page.locator(".board-table tbody .col-rank").all_inner_texts()
     assert ranks == ["1", "2", "3", "4"]
-    assert daily["code"].startswith("RU1-C-")
 
     # The assisted board of the deal has nobody.
     page.get_by_label("Assisted games (a hint was used)").check()
@@ -381,6 +402,10 @@ def test_statistics_of_a_player(
     expect(stat.locator('tr[data-stat="won"] td[data-rule="classic"]')).to_have_text("1")
     expect(stat.locator('tr[data-stat="win_rate"] td[data-rule="classic"]')).to_have_text("100%")
     expect(stat.locator('tr[data-stat="best_score"] td[data-rule="classic"]')).to_have_text("625")
+    best_ranked = stat.locator('tr[data-stat="best_ranked_score"]')
+    expect(best_ranked.locator("th")).to_have_text("Best ranked score")
+    expect(best_ranked.locator('td[data-rule="classic"]')).to_have_text("625")
+    expect(best_ranked.locator('td[data-rule="relaxed"]')).to_have_text("—")
     expect(stat.locator('tr[data-stat="fewest_moves"] td[data-rule="classic"]')).to_have_text("87")
     expect(stat.locator('tr[data-stat="played"] td[data-rule="relaxed"]')).to_have_text("0")
     expect(stat.locator('tr[data-stat="best_score"] td[data-rule="relaxed"]')).to_have_text("—")

@@ -359,40 +359,63 @@ def test_a_whole_game_of_the_vectors_is_won_through_the_page(
 
 def test_the_new_game_window(page: Page, web_server: WebServer) -> None:
     table = Table(page, web_server.base).sign_up()
-    first = table.game_id  # a newcomer is dealt a classic game at once
-    assert table.figure("code").startswith("RU1-C-")
-    table.play(next(str(m) for m in engine_game(table.figure("code")).legal_moves()))
+    # a newcomer is dealt a classic game at once, from a secret deal
+    expect(page.locator("#game-code")).to_have_text("Deal hidden until the game ends")
+    status, dealt = api(page, table, "GET", f"/games/{table.game_id}")
+    assert status == 200 and dealt["code"] is None and dealt["rule"] == "classic"
+    table.deal(CLASSIC["code"])
+    first = table.game_id
+    table.play(CLASSIC["actions"][0])
 
     # a code that is not one: the window says why and stays open
     page.click("#new-game")
+    expect(page.locator("#new-game-dialog #deal-code-help")).to_contain_text("RU1 or RU2")
     shot(page, "new-game")
     page.fill("#deal-code", "RU1-X-HELLO")
     page.click("#deal")
     expect(page.locator("#new-game-dialog .problem")).not_to_be_empty()
     expect(page.locator("#new-game-dialog")).to_be_visible()
 
-    # a relaxed deal that the solver certifies winnable
+    # a relaxed deal that the solver certifies winnable, secret until the game ends
     page.fill("#deal-code", "")
     page.check("#new-game-dialog input[value=relaxed]")
     page.check("#winnable")
     page.click("#deal")
     expect(page.locator("#new-game-dialog")).to_have_count(0)
-    expect(page.locator("#game-code")).to_contain_text("RU1-R-")
-    code = table.figure("code")
-    status, verdict = api(page, table, "GET", f"/deals/{code}/winnable")
-    assert status == 200 and verdict["status"] == "winnable"
+    expect(page.locator("#game-code")).to_have_attribute("data-hidden", "true")
+    expect(page.locator("#deal-copy")).to_be_hidden()
     # the game left with a move in it counts as abandoned (the page tells the server as it goes)
     deadline = time.monotonic() + 10
     while api(page, table, "GET", f"/games/{first}")[1]["status"] != "abandoned":
         assert time.monotonic() < deadline, "the game left was not abandoned"
         page.wait_for_timeout(100)
+    # given up, its code is shown, and it is the winnable deal it was said to be
+    table.give_up()
+    expect(page.locator("#game-code")).to_contain_text("RU2-R-")
+    code = table.figure("code")
+    status, verdict = api(page, table, "GET", f"/deals/{code}/winnable")
+    assert status == 200 and verdict["status"] == "winnable"
 
-    # today's deal, for the rule chosen in the window
+    # an RU2 code may be typed (lower case too): a chosen deal, shown from the start
+    page.click("#new-game")
+    page.fill("#deal-code", code.lower())
+    page.click("#deal")
+    expect(page.locator("#game-code")).to_have_text(code)
+    expect(page.locator("#game-code")).to_have_attribute("data-hidden", "false")
+    expect(page.locator("#deal-copy")).to_be_visible()
+    expect(page.locator("#deal-commitment-toggle")).to_be_hidden()
+    status, chosen = api(page, table, "GET", f"/games/{table.game_id}")
+    assert chosen["chosen"] is True and chosen["code"] == code
+
+    # today's deal, for the rule chosen in the window: hidden until the day ends
     page.click("#new-game")
     page.check("#new-game-dialog input[value=classic]")
     page.click("#daily")
+    expect(page.locator("#game-code")).to_have_text("Deal hidden until the day ends (UTC)")
     status, daily = api(page, table, "GET", "/daily?rule=classic")
-    expect(page.locator("#game-code")).to_have_text(daily["code"])
+    assert status == 200 and daily["code"] is None
+    page.click("#deal-commitment-toggle")
+    expect(page.locator("#deal-commitment")).to_have_text(daily["deal_commitment"])
 
 
 def test_a_hint_marks_the_next_move_of_a_winning_line(page: Page, web_server: WebServer) -> None:
