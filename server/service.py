@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import secrets
 import uuid
 from collections import OrderedDict
@@ -67,6 +68,8 @@ from server.store.commits import (
     encode_answer,
 )
 from server.store.models import Player
+
+log = logging.getLogger(__name__)
 
 CHANGE_ATTEMPTS = 8
 """How often a change is decided again after another process changed the game first."""
@@ -443,8 +446,8 @@ class GameService:
                 if outcome is Outcome.COMMITTED:
                     slot.view = applied.view
                     await self.broker.published(applied)
-                    if applied.view.row.race_id is not None and self.on_race_change is not None:
-                        await self.on_race_change(applied)
+                    if applied.view.row.race_id is not None:
+                        await self._race_changed(applied)
                     return applied
                 if outcome is Outcome.KEY_TAKEN and key is not None:
                     stored = await self._stored(player, key, fingerprint)
@@ -452,6 +455,18 @@ class GameService:
                         return stored
                 slot.view = None  # another process changed the game: read it again
         raise Busy("Other changes to this game kept coming first; try again.")
+
+    async def _race_changed(self, applied: Applied) -> None:
+        """Tells the race of a committed change to one of its games. The change is acknowledged
+        whatever happens here: a race that this fails to settle is settled by the race tick."""
+        if self.on_race_change is None:
+            return
+        try:
+            await self.on_race_change(applied)
+        except Exception:
+            log.exception(
+                "race %s: a change to game %s", applied.view.row.race_id, applied.view.row.id
+            )
 
     async def _stored(self, player: Principal, key: str, fingerprint: str) -> Applied | None:
         """The stored answer of the player's earlier request with this key, if there is one."""
