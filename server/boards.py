@@ -79,6 +79,7 @@ def decode_cursor(cursor: str, board: str, types: tuple[type, ...]) -> list[Any]
                 isinstance(v, t)
                 and not isinstance(v, bool)
                 and (not isinstance(v, int) or -CURSOR_INT <= v <= CURSOR_INT)
+                and (not isinstance(v, float) or -CURSOR_INT <= v <= CURSOR_INT)
                 and (not isinstance(v, str) or len(v) <= 64)
                 for v, t in zip(values, types, strict=True)
             )

@@ -290,12 +290,12 @@ class RaceService:
                 assert race.starts_ms is not None
                 deadline = race.starts_ms + race.time_limit_s * 1000
                 games = await store.race_games(session, race_id, lock=True)
-                if now < deadline and any(g.status == "active" for g in games):
-                    if race.status == "starting" and now >= race.starts_ms:
-                        await store.update_race(session, race_id, status="running")
-                        return True
+                if now >= deadline or all(g.status != "active" for g in games):
+                    ended_games = await self._finish(session, race, games, now, deadline)
+                elif race.status == "starting" and now >= race.starts_ms:
+                    await store.update_race(session, race_id, status="running")
+                else:
                     return False
-                ended_games = await self._finish(session, race, games, now, deadline)
             else:
                 return False
         for game in ended_games:

@@ -2,50 +2,18 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-from typing import Any
-
 from aiohttp import web
 
 from server.api.boards import next_link, query_of
 from server.api.common import authenticate, json_response, path_id
 from server.api.problems import read_json
 from server.api.schemas import NewRaceIn, RaceBoardQueryIn, RacesQueryIn
-from server.errors import InvalidInput
+from server.boards import bad_cursor, decode_cursor, encode_cursor
 from server.keys import RACES
 from server.store import races as store
 from server.views import race_json
 
 routes = web.RouteTableDef()
-
-
-def encode(values: list[Any]) -> str:
-    raw = json.dumps(values, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode(cursor: str, types: tuple[type, ...]) -> list[Any]:
-    """A cursor made by `encode` for the same kind of page, or 422."""
-    try:
-        values = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        ok = (
-            isinstance(values, list)
-            and len(values) == len(types)
-            and all(
-                isinstance(v, t) and not isinstance(v, bool)
-                for v, t in zip(values, types, strict=True)
-            )
-        )
-    except (ValueError, TypeError, binascii.Error, RecursionError):
-        ok = False
-    if not ok:
-        raise InvalidInput(
-            "The cursor 'after' is not one this list gave out.",
-            errors=[{"field": "after", "message": "invalid cursor"}],
-        )
-    return list(values)
 
 
 @routes.post("/api/v1/races")
@@ -70,12 +38,12 @@ async def listing(request: web.Request) -> web.Response:
     q = query_of(request, RacesQueryIn)
     after = None
     if q.after is not None:
-        created, race_id = decode(q.after, (int, str))
+        created, race_id = decode_cursor(q.after, "races", (int, str))
         after = (created, race_id)
     views, cursor = await request.app[RACES].page(
         status=q.status, rule=q.rule.value if q.rule else None, limit=q.limit, after=after
     )
-    next_cursor = encode(list(cursor)) if cursor is not None else None
+    next_cursor = encode_cursor(list(cursor), "races") if cursor is not None else None
     body = {"races": [race_json(v) for v in views], "next": next_cursor}
     return json_response(body, headers=next_link(request, next_cursor))
 
@@ -111,10 +79,13 @@ async def start(request: web.Request) -> web.Response:
 async def board(request: web.Request) -> web.Response:
     """Players by their race rating's ordinal (players with a finished race)."""
     q = query_of(request, RaceBoardQueryIn)
+    board_key = f"races-{q.rule.value}"
     after = None
     rank = 0
     if q.after is not None:
-        ordinal, races, player_id, rank = decode(q.after, (float, int, str, int))
+        ordinal, races, player_id, rank = decode_cursor(q.after, board_key, (float, int, str, int))
+        if rank < 0:
+            raise bad_cursor()
         after = (ordinal, races, player_id)
     races_service = request.app[RACES]
     async with races_service.readers.begin() as session:
@@ -124,7 +95,9 @@ async def board(request: web.Request) -> web.Response:
     next_cursor = None
     if more and rows:
         last = rows[-1]
-        next_cursor = encode([last.ordinal, last.races, last.player_id, rank + len(rows)])
+        next_cursor = encode_cursor(
+            [last.ordinal, last.races, last.player_id, rank + len(rows)], board_key
+        )
     body = {
         "rule": q.rule.value,
         "entries": [
