@@ -45,6 +45,22 @@ class Broker:
 
     def __init__(self) -> None:
         self.watchers: dict[str, set[Watcher]] = {}
+        self.taps: dict[str, Callable[[Applied], None]] = {}
+        """Who wants the changes of a game as data (a race's standings), by game id."""
+
+    def tap(self, game_id: str, listener: Callable[[Applied], None]) -> None:
+        self.taps[game_id] = listener
+
+    def untap(self, game_id: str) -> None:
+        self.taps.pop(game_id, None)
+
+    def tapped(self, applied: Applied) -> None:
+        listener = self.taps.get(applied.view.row.id)
+        if listener is not None:
+            try:
+                listener(applied)
+            except Exception:
+                log.exception("a game's tap failed")
 
     def subscribe(self, game_id: str, watcher: Watcher) -> None:
         self.watchers.setdefault(game_id, set()).add(watcher)
@@ -94,6 +110,7 @@ class LocalBroker(Broker):
         game_id = applied.view.row.id
         if self.watchers.get(game_id):
             self.deliver(game_id, applied.view.row.version, event_text(applied))
+        self.tapped(applied)
 
 
 class PgBroker(Broker):
@@ -141,12 +158,17 @@ class PgBroker(Broker):
 
     def _on_notification(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
         key, version, answer = payload.split(" ", 2)
-        if not self.watchers.get(key):
-            return
+        watched = bool(self.watchers.get(key))
         if answer == "-":  # a signal: the watchers read what changed themselves
-            self.deliver(key, int(version), "")
-        else:
-            self.deliver(key, int(version), event_text(decode_answer(answer)))
+            if watched:
+                self.deliver(key, int(version), "")
+            return
+        if not watched and key not in self.taps:
+            return
+        applied = decode_answer(answer)
+        if watched:
+            self.deliver(key, int(version), event_text(applied))
+        self.tapped(applied)
 
     async def _listen_forever(self) -> None:
         import asyncpg

@@ -30,7 +30,7 @@ import logging
 import secrets
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openskill.models import PlackettLuce
@@ -72,6 +72,10 @@ class Feed:
     task: asyncio.Task[None] | None = None
     again: bool = False
     sent: int = -1
+    view: RaceView | None = None
+    """The race as last read or updated here."""
+    tapped: set[str] = field(default_factory=set)
+    """The race's games whose changes this process follows."""
 
 
 class RaceService:
@@ -166,12 +170,12 @@ class RaceService:
     async def join(self, player: Principal, race_id: str) -> RaceView:
         async with self.writers.begin() as session:
             race, seated = await self._locked(session, race_id)
-            if race.status != "open":
-                raise refused("race_started", "This race has already started.")
             if any(s.player_id == player.id for s in seated):
                 raise refused("already_seated", "You already have a seat in this race.")
             if len(seated) >= race.seats:
                 raise refused("race_full", "Every seat of this race is taken.")
+            if race.status != "open":
+                raise refused("race_started", "This race has already started.")
             now = self.clock()
             seat = max(s.seat for s in seated) + 1 if seated else 0
             await store.add_seat(session, race_id, player.id, seat, now)
@@ -265,12 +269,13 @@ class RaceService:
     # ---------------------------------------------------------------- the end
 
     async def on_game_change(self, applied: Applied) -> None:
-        """A racer's game changed: the standings did; a game that ended may end the race."""
+        """A racer's game changed (in this process): a game that ended may end the race. The
+        watchers' standings follow from the change itself, which the broker brings to every
+        process with watchers (`_game_changed`); only a change of the race row is signalled."""
         row = applied.view.row
         assert row.race_id is not None
         if row.status != "active":
             await self.settle(row.race_id)
-        await self.publish(row.race_id)
 
     async def settle(self, race_id: str) -> bool:
         """Moves the race on if it is due: running at starts_at, ended when every game has ended
@@ -411,7 +416,9 @@ class RaceService:
         feed = self.feeds.get(race_id)
         if feed is None:
             feed = self.feeds[race_id] = Feed()
-            self.broker.subscribe(race_key(race_id), self._signalled(race_id))
+            signalled = self._signalled(race_id)
+            self.broker.subscribe(race_key(race_id), signalled)
+            signalled(0, "")  # the first read, which starts following the race's games
         feed.listeners.add(listener)
 
     def unwatch(self, race_id: str, listener: RaceListener) -> None:
@@ -422,6 +429,8 @@ class RaceService:
         if not feed.listeners:
             del self.feeds[race_id]
             self.broker.unsubscribe_all(race_key(race_id))
+            for game_id in feed.tapped:
+                self.broker.untap(game_id)
             if feed.task is not None:
                 feed.task.cancel()
 
@@ -438,7 +447,8 @@ class RaceService:
         return on_signal
 
     async def _refresh(self, race_id: str, feed: Feed) -> None:
-        """Reads the race once for all its watchers here, and again if it changed meanwhile."""
+        """Reads the race once for all its watchers here (a change of the race row: a join, a
+        leave, the start, the end), and again if it changed meanwhile."""
         while True:
             feed.again = False
             try:
@@ -446,15 +456,55 @@ class RaceService:
             except Exception:
                 log.exception("reading race %s failed", race_id)
                 return
-            if view.version > feed.sent:
-                feed.sent = view.version
-                for listener in list(feed.listeners):
-                    try:
-                        listener(view.version, view)
-                    except Exception:
-                        log.exception("race watcher failed")
+            if feed.view is not None:  # keep the newer of each game (changes went on meanwhile)
+                held = {g.id: g for g in feed.view.games}
+                games = [
+                    held[g.id] if g.id in held and held[g.id].version > g.version else g
+                    for g in view.games
+                ]
+                last = {**view.last_actions, **feed.view.last_actions}
+                view = replace(view, games=games, last_actions=last)
+            self._tap(race_id, feed, view)
+            self._send(feed, view)
             if not feed.again:
                 return
+
+    def _tap(self, race_id: str, feed: Feed, view: RaceView) -> None:
+        """Follows the race's games through the broker: each change updates the standings here
+        without reading the database."""
+        for game in view.games:
+            if game.id not in feed.tapped:
+                feed.tapped.add(game.id)
+                self.broker.tap(game.id, self._changed(race_id))
+
+    def _changed(self, race_id: str) -> Callable[[Applied], None]:
+        def on_change(applied: Applied) -> None:
+            feed = self.feeds.get(race_id)
+            if feed is None or feed.view is None:
+                return
+            row = applied.view.row
+            games = [
+                row if g.id == row.id and row.version > g.version else g for g in feed.view.games
+            ]
+            last = feed.view.last_actions
+            if applied.move is not None:
+                last = {**last, row.id: applied.view.now_ms}
+            self._send(
+                feed, replace(feed.view, games=games, last_actions=last, now_ms=self.clock())
+            )
+
+        return on_change
+
+    def _send(self, feed: Feed, view: RaceView) -> None:
+        feed.view = view
+        if view.version <= feed.sent:
+            return
+        feed.sent = view.version
+        for listener in list(feed.listeners):
+            try:
+                listener(view.version, view)
+            except Exception:
+                log.exception("race watcher failed")
 
 
 def race_key(race_id: str) -> str:
