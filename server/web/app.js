@@ -1,6 +1,6 @@
 // The web client: a page of plain JavaScript modules on the public API and WebSocket only.
-// Views by the address's hash: #/ (play), #/play/ID, #/boards, #/me, #/player/ID,
-// #/replay/ID, #/watch/ID.
+// Views by the address's hash: #/ (play), #/play/ID, #/races, #/race/ID, #/watch (what to
+// watch), #/watch/ID, #/boards, #/me, #/player/ID, #/replay/ID.
 import { pickLanguage, setLanguage, t } from "./i18n.js";
 import { player } from "./session.js";
 import { el, problemText } from "./ui.js";
@@ -13,6 +13,9 @@ const VIEWS = [
   [/^\/player\/([\w-]+)$/, "./stats.js", (m) => ({ id: m[1] })],
   [/^\/replay\/([\w-]+)$/, "./replay.js", (m) => ({ id: m[1] })],
   [/^\/watch\/([\w-]+)$/, "./watch.js", (m) => ({ id: m[1] })],
+  [/^\/watch$/, "./live.js", () => ({})],
+  [/^\/races$/, "./races.js", () => ({})],
+  [/^\/race\/([\w-]+)$/, "./race.js", (m) => ({ id: m[1] })],
 ];
 
 let leave = null;
@@ -28,7 +31,9 @@ async function route() {
     leave = null;
   }
   document.querySelectorAll("header nav a").forEach((link) => {
-    const here = link.getAttribute("href") === `#${path || "/"}`;
+    const href = link.getAttribute("href");
+    // one race belongs with the races
+    const here = href === `#${path || "/"}` || (href === "#/races" && path.startsWith("/race/"));
     if (here) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   });

@@ -53,3 +53,11 @@ export function formatDate(iso) {
     return iso;
   }
 }
+
+// A race rating's number (an OpenSkill ordinal, mu or sigma) with one decimal, in the page's
+// language; `sign` writes a change's + or −.
+export function formatRating(value, { sign = false } = {}) {
+  return new Intl.NumberFormat(language(), {
+    minimumFractionDigits: 1, maximumFractionDigits: 1, signDisplay: sign ? "exceptZero" : "auto",
+  }).format(value);
+}

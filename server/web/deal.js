@@ -1,11 +1,12 @@
 // A game's deal as the page shows it (SPEC 1.8, 2.3 "Fair play"). A deal the player chose has
-// its code from the start. A deal the server chose (random, winnable-only, daily) is secret:
-// its `code` is null until the game ends (the daily deal's until its UTC day ends), and the
-// game carries instead its `deal_commitment`, the SHA-256 of the code's text. Once the code is
-// revealed the page checks it: its SHA-256, computed here, must be the commitment the page saw
-// while the game was played, and it must deal the cards that were played (the server replays
-// the game's actions on it through POST /api/v1/replays/verify, and the page rebuilds the last
-// table from the revealed deal and compares it with the one it showed).
+// its code from the start. A deal the server chose (random, winnable-only, daily, a race's) is
+// secret: its `code` is null until the game ends (the daily deal's until its UTC day ends, a
+// race's until the race ends), and the game carries instead its `deal_commitment`, the SHA-256
+// of the code's text. Once the code is revealed the page checks it: its SHA-256, computed here,
+// must be the commitment the page saw while the game was played, and it must deal the cards
+// that were played (the server replays the game's actions on it through
+// POST /api/v1/replays/verify, and the page rebuilds the last table from the revealed deal and
+// compares it with the one it showed).
 import { get, post } from "./api.js";
 import { define, t } from "./i18n.js";
 import { buildPositions, visible } from "./positions.js";
@@ -15,6 +16,7 @@ define({
   en: {
     "deal.hidden": "Deal hidden until the game ends",
     "deal.hidden.daily": "Deal hidden until the day ends (UTC)",
+    "deal.hidden.race": "Deal hidden until the race ends",
     "deal.hidden.short": "hidden",
     "deal.commitment": "Commitment",
     "deal.commitment.title": "Commitment to the deal",
@@ -41,6 +43,7 @@ define({
   ro: {
     "deal.hidden": "Împărțire ascunsă până la sfârșitul jocului",
     "deal.hidden.daily": "Împărțire ascunsă până la sfârșitul zilei (UTC)",
+    "deal.hidden.race": "Împărțire ascunsă până la sfârșitul cursei",
     "deal.hidden.short": "ascunsă",
     "deal.commitment": "Angajament",
     "deal.commitment.title": "Angajamentul pentru împărțire",
@@ -67,6 +70,7 @@ define({
   he: {
     "deal.hidden": "החלוקה מוסתרת עד סוף המשחק",
     "deal.hidden.daily": "החלוקה מוסתרת עד סוף היום (UTC)",
+    "deal.hidden.race": "החלוקה מוסתרת עד סוף המרוץ",
     "deal.hidden.short": "מוסתרת",
     "deal.commitment": "התחייבות",
     "deal.commitment.title": "ההתחייבות לחלוקה",
@@ -104,6 +108,7 @@ export function codeOrHidden(code) {
 // The code as the game bar shows it: the code, or until when it is hidden.
 export function codeText(game) {
   if (game.code !== null && game.code !== undefined) return game.code;
+  if (game.race_id) return t("deal.hidden.race"); // a race's deal: until the race ends
   return t(game.daily ? "deal.hidden.daily" : "deal.hidden");
 }
 

@@ -2,9 +2,11 @@
 // period), the board of one deal (a code), the daily deal of a day, and the assisted boards.
 // The choices are kept in the address (#/boards?rule=…&by=…), so a board can be shared.
 // A board by score ranks by the ranked score (SPEC 1.5), shown beside the game's score. A code
-// still secret (a daily deal until its day ends) is shown as hidden.
+// still secret (a daily deal until its day ends) is shown as hidden. "Race rating" shows the
+// race board instead (GET /api/v1/leaderboards/races: players by the ordinal of their OpenSkill
+// rating of the rule, SPEC 2.6.1).
 import { get, query } from "./api.js";
-import { formatDate, formatTime } from "./cards.js";
+import { formatDate, formatRating, formatTime } from "./cards.js";
 import { CODE_MAX_LENGTH, CODE_PATTERN, codeOrHidden, sha256Hex } from "./deal.js";
 import { define, t } from "./i18n.js";
 import { player } from "./session.js";
@@ -19,6 +21,13 @@ define({
     "boards.by.score": "Score",
     "boards.by.time": "Time",
     "boards.by.moves": "Moves",
+    "boards.by.rating": "Race rating",
+    "boards.caption.races": "Race ratings: {rule}",
+    "boards.ordinal": "Rating",
+    "boards.mu": "Skill (μ)",
+    "boards.sigma": "Uncertainty (σ)",
+    "boards.races": "Races",
+    "boards.empty.races": "No race has finished yet. Race someone and you will be here!",
     "boards.period": "Period",
     "boards.period.day": "Today",
     "boards.period.week": "This week",
@@ -64,6 +73,13 @@ define({
     "boards.by.score": "Punctaj",
     "boards.by.time": "Timp",
     "boards.by.moves": "Mutări",
+    "boards.by.rating": "Rating la curse",
+    "boards.caption.races": "Rating la curse: {rule}",
+    "boards.ordinal": "Rating",
+    "boards.mu": "Pricepere (μ)",
+    "boards.sigma": "Incertitudine (σ)",
+    "boards.races": "Curse",
+    "boards.empty.races": "Nicio cursă nu s-a încheiat încă. Întrece-te cu cineva și vei apărea aici!",
     "boards.period": "Perioada",
     "boards.period.day": "Azi",
     "boards.period.week": "Săptămâna aceasta",
@@ -109,6 +125,13 @@ define({
     "boards.by.score": "ניקוד",
     "boards.by.time": "זמן",
     "boards.by.moves": "מהלכים",
+    "boards.by.rating": "דירוג מרוצים",
+    "boards.caption.races": "דירוג מרוצים: {rule}",
+    "boards.ordinal": "דירוג",
+    "boards.mu": "מיומנות (μ)",
+    "boards.sigma": "אי־ודאות (σ)",
+    "boards.races": "מרוצים",
+    "boards.empty.races": "עוד לא הסתיים אף מרוץ. התחרו במישהו ותופיעו כאן!",
     "boards.period": "תקופה",
     "boards.period.day": "היום",
     "boards.period.week": "השבוע",
@@ -149,7 +172,9 @@ define({
 });
 
 const RULES = ["classic", "relaxed"];
-const BY = ["score", "time", "moves"];
+const BY = ["score", "time", "moves", "rating"]; // rating: the race board
+const COLUMNS = ["rank", "player", "ranked", "score", "time", "moves", "deal", "finished", "replay"];
+const RATING_COLUMNS = ["rank", "player", "ordinal", "mu", "sigma", "races"];
 const PERIODS = ["day", "week", "month", "all"];
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -215,9 +240,12 @@ export async function mount(root) {
   const dailyInfo = el("div", { id: "boards-daily-deal", class: "daily-deal", hidden: true });
   const caption = el("caption", { id: "boards-caption" });
   const body = el("tbody");
-  const head = el("thead", {}, el("tr", {},
-    ["rank", "player", "ranked", "score", "time", "moves", "deal", "finished", "replay"]
-      .map((key) => el("th", { scope: "col", class: `col-${key}`, text: t(`boards.${key}`) }))));
+  const head = el("thead");
+  const numeric = ["ordinal", "mu", "sigma", "races"]; // the race board's numbers
+  const heading = (columns) => head.replaceChildren(el("tr", {}, columns.map((key) =>
+    el("th", { scope: "col", class: numeric.includes(key) ? `col-${key} num` : `col-${key}`,
+      text: t(`boards.${key}`) }))));
+  heading(choices.by === "rating" ? RATING_COLUMNS : COLUMNS);
   const table = el("table", { class: "board-table", id: "boards-table" }, caption, head, body);
   const wrap = el("div", { class: "table-wrap" }, table);
   const empty = el("p", { id: "boards-empty", class: "empty", hidden: true, text: t("boards.empty") });
@@ -244,6 +272,11 @@ export async function mount(root) {
   }
 
   function remember(c) {
+    if (c.by === "rating") {
+      const rule = c.rule === "classic" ? null : c.rule;
+      history.replaceState(history.state, "", `#/boards${query({ rule, by: "rating" })}`);
+      return;
+    }
     const address = query({
       rule: c.rule === "classic" ? null : c.rule,
       by: c.by === "score" ? null : c.by,
@@ -257,9 +290,30 @@ export async function mount(root) {
 
   function syncControls() {
     const daily = control("daily").checked;
+    const rating = control("by").value === "rating"; // the race board has a rule only
     control("code").disabled = daily;
     control("date").disabled = !daily;
-    control("date").closest(".field").hidden = !daily;
+    control("date").closest(".field").hidden = !daily || rating;
+    for (const name of ["period", "code", "daily", "assisted"]) {
+      control(name).closest(".field").hidden = rating;
+    }
+  }
+
+  // A player on the race board: the ordinal (mu − 3 sigma) ranks.
+  function ratingRow(entry) {
+    const name = entry.player ? entry.player.name : "—";
+    const number = (value) => formatRating(value);
+    return el("tr", { "data-player": entry.player ? entry.player.id : null },
+      el("td", { class: "col-rank", "data-label": t("boards.rank"), text: String(entry.rank) }),
+      el("th", { scope: "row", class: "col-player" },
+        entry.player ? el("a", { href: `#/player/${entry.player.id}`, text: name }) : name),
+      el("td", { class: "col-ordinal num", "data-label": t("boards.ordinal"),
+        text: number(entry.ordinal) }),
+      el("td", { class: "col-mu num", "data-label": t("boards.mu"), text: number(entry.mu) }),
+      el("td", { class: "col-sigma num", "data-label": t("boards.sigma"),
+        text: number(entry.sigma) }),
+      el("td", { class: "col-races num", "data-label": t("boards.races"),
+        text: String(entry.races) }));
   }
 
   // Today's daily board: until the day ends (UTC) only a game's own player may see it.
@@ -359,7 +413,12 @@ export async function mount(root) {
     if (fresh) status.textContent = t("boards.loading");
     try {
       let daily = null;
-      if (fresh) {
+      if (fresh && read().by === "rating") {
+        const c = read();
+        control("code").setAttribute("aria-invalid", "false");
+        remember(c);
+        board = { c, daily: null, rating: true, params: { rule: c.rule } };
+      } else if (fresh) {
         const c = read();
         const badCode = !c.daily && c.code !== "" && !CODE_PATTERN.test(c.code);
         control("code").setAttribute("aria-invalid", badCode ? "true" : "false");
@@ -369,6 +428,7 @@ export async function mount(root) {
         board = {
           c,
           daily,
+          rating: false,
           // the daily board is addressed by its date and rule; its code is secret on its day
           params: {
             rule: c.rule,
@@ -380,24 +440,31 @@ export async function mount(root) {
           },
         };
       }
-      const answer = await get(`/leaderboards${query({ ...board.params,
+      const path = board.rating ? "/leaderboards/races" : "/leaderboards";
+      const answer = await get(`${path}${query({ ...board.params,
         after: fresh ? null : cursor })}`);
       if (mine !== turn) return;
       if (fresh) {
         body.replaceChildren();
-        caption.textContent = captionOf(answer, board.c, board.daily);
+        heading(board.rating ? RATING_COLUMNS : COLUMNS);
+        table.dataset.board = board.rating ? "races" : "games";
+        caption.textContent = board.rating
+          ? t("boards.caption.races", { rule: t(`rule.${answer.rule || board.c.rule}`) })
+          : captionOf(answer, board.c, board.daily);
+        empty.textContent = t(board.rating ? "boards.empty.races" : "boards.empty");
         await showDaily(board.daily);
         if (mine !== turn) return;
       }
       // a daily deal whose code is still hidden is today's
       const today = board.daily !== null && !board.daily.code;
-      body.append(...answer.entries.map((entry) => row(entry, today)));
+      body.append(...answer.entries.map((entry) =>
+        (board.rating ? ratingRow(entry) : row(entry, today))));
       cursor = answer.next;
       const none = body.children.length === 0;
       wrap.hidden = none;
       empty.hidden = !none;
       more.hidden = cursor === null || cursor === undefined;
-      status.textContent = none ? t("boards.empty") : caption.textContent;
+      status.textContent = none ? empty.textContent : caption.textContent;
     } catch (error) {
       if (mine !== turn) return;
       problem.textContent = error.problem ? problemText(error) : error.message;

@@ -13,6 +13,11 @@
 // The deal: a code the player gave is shown from the start; a deal the server chose is secret
 // until the game ends (a daily deal's until its UTC day ends): the bar says so and shows its
 // commitment on request, then the revealed code with the outcome of the check (deal.js).
+//
+// The same view plays a race game inside the race view (race.js, SPEC 2.6.1): `race` is then
+// the race's clock. The table is locked during the countdown and after the deadline (the
+// server's clock decides, not the browser's), there is no New game and no Hint (a race has
+// none), the clock runs from the race's start, and nothing is kept for the Play page.
 import { get, newKey, patch, post } from "./api.js";
 import { locate, renderBoard, cardElement } from "./board.js";
 import { formatTime, moveText, short } from "./cards.js";
@@ -20,6 +25,7 @@ import {
   CODE_MAX_LENGTH, checkDeal, checkText, codeText, rememberDeal, secretDeal,
 } from "./deal.js";
 import { define, t } from "./i18n.js";
+import { refusalText } from "./races.js";
 import { ensurePlayer, forget } from "./session.js";
 import { dialog, el, fieldProblemText, problemText, toast } from "./ui.js";
 
@@ -42,6 +48,7 @@ define({
     "play.watchLink": "Spectator link",
     "play.table": "Card table",
     "play.keys": "Keys: Enter picks up a card and puts it down, Escape puts it back, F sends a card to its foundation, D places it, arrows move between cards, U undoes, H gives a hint, N deals a new game.",
+    "play.keys.race": "Keys: Enter picks up a card and puts it down, Escape puts it back, F sends a card to its foundation, D places it, arrows move between cards, U undoes.",
     "play.refused": "That move is not allowed.",
     "play.picked": "{card} picked up: choose a column or the foundation (Escape puts it back).",
     "play.putBack": "{card} put back.",
@@ -58,6 +65,11 @@ define({
     "giveUp.text": "It will count as abandoned, and its deal will be revealed.",
     "giveUp.text.daily": "It will count as abandoned. Its deal is revealed when the day ends (UTC).",
     "giveUp.text.chosen": "It will count as abandoned.",
+    "giveUp.text.race": "You leave the race: your game ends as abandoned, and it is placed by the cards on its foundations. The deal is revealed when the race ends.",
+    "race.play.won": "You cleared the deal: {moves} moves, {time}.",
+    "race.play.abandoned": "You gave up.",
+    "race.play.timedOut": "Time is up.",
+    "race.play.wait": "The other racers are still playing.",
     "giveUp.done": "Game abandoned.",
     "new.title": "New game",
     "new.rule": "Rule",
@@ -95,6 +107,7 @@ define({
     "play.watchLink": "Legătură pentru spectatori",
     "play.table": "Masa de joc",
     "play.keys": "Taste: Enter ridică o carte și o pune jos, Escape o pune înapoi, F o trimite la fundație, D o așază, săgețile mută între cărți, U anulează, H dă un indiciu, N împarte un joc nou.",
+    "play.keys.race": "Taste: Enter ridică o carte și o pune jos, Escape o pune înapoi, F o trimite la fundație, D o așază, săgețile mută între cărți, U anulează.",
     "play.refused": "Mutarea nu este permisă.",
     "play.picked": "{card} ridicată: alege o coloană sau fundația (Escape o pune înapoi).",
     "play.putBack": "{card} pusă înapoi.",
@@ -111,6 +124,11 @@ define({
     "giveUp.text": "Va fi socotit abandonat, iar împărțirea lui va fi dezvăluită.",
     "giveUp.text.daily": "Va fi socotit abandonat. Împărțirea lui este dezvăluită la sfârșitul zilei (UTC).",
     "giveUp.text.chosen": "Va fi socotit abandonat.",
+    "giveUp.text.race": "Ieși din cursă: jocul tău se încheie abandonat și este clasat după cărțile din fundații. Împărțirea este dezvăluită la sfârșitul cursei.",
+    "race.play.won": "Ai terminat împărțirea: {moves} mutări, {time}.",
+    "race.play.abandoned": "Ai abandonat.",
+    "race.play.timedOut": "Timpul a expirat.",
+    "race.play.wait": "Ceilalți concurenți încă joacă.",
     "giveUp.done": "Joc abandonat.",
     "new.title": "Joc nou",
     "new.rule": "Regula",
@@ -148,6 +166,7 @@ define({
     "play.watchLink": "קישור לצופים",
     "play.table": "שולחן הקלפים",
     "play.keys": "מקשים: Enter מרים קלף ומניח אותו, Escape מחזיר אותו, F שולח קלף ליסוד, D מניח אותו, החצים עוברים בין קלפים, U מבטל, H נותן רמז, N מחלק משחק חדש.",
+    "play.keys.race": "מקשים: Enter מרים קלף ומניח אותו, Escape מחזיר אותו, F שולח קלף ליסוד, D מניח אותו, החצים עוברים בין קלפים, U מבטל.",
     "play.refused": "המהלך אינו מותר.",
     "play.picked": "{card} הורם: בחרו טור או יסוד (Escape מחזיר אותו).",
     "play.putBack": "{card} הוחזר.",
@@ -164,6 +183,11 @@ define({
     "giveUp.text": "הוא ייחשב כנטוש, והחלוקה שלו תיחשף.",
     "giveUp.text.daily": "הוא ייחשב כנטוש. החלוקה שלו נחשפת בסוף היום (UTC).",
     "giveUp.text.chosen": "הוא ייחשב כנטוש.",
+    "giveUp.text.race": "אתם יוצאים מהמרוץ: המשחק שלכם מסתיים כנטוש, ומדורג לפי הקלפים שביסודות. החלוקה נחשפת בסוף המרוץ.",
+    "race.play.won": "סיימתם את החלוקה: {moves} מהלכים, {time}.",
+    "race.play.abandoned": "ויתרתם.",
+    "race.play.timedOut": "הזמן נגמר.",
+    "race.play.wait": "שאר המתחרים עדיין משחקים.",
     "giveUp.done": "המשחק ננטש.",
     "new.title": "משחק חדש",
     "new.rule": "חוק",
@@ -201,10 +225,14 @@ export async function mount(root, params) {
   return () => view.leave();
 }
 
-class PlayView {
-  constructor(root, current = () => true) {
+// `race`, for a race game: {locked(): no action may be sent now (the countdown, or the
+// deadline passed), elapsed(): the race's time so far by the server's clock, ended(): the race
+// is over (its games are revealed)}.
+export class PlayView {
+  constructor(root, current = () => true, race = null) {
     this.root = root;
     this.current = current; // false once another view has the page
+    this.race = race;
     this.gone = false;
     this.game = null;
     this.me = null;
@@ -233,7 +261,7 @@ class PlayView {
   // --- set-up ------------------------------------------------------------------------------
 
   async start(id) {
-    document.title = `${t("play.title")} · ${t("brand")}`;
+    if (!this.race) document.title = `${t("play.title")} · ${t("brand")}`;
     this.build();
     this.me = await ensurePlayer();
     try {
@@ -296,16 +324,17 @@ class PlayView {
           el("dt", { text: t("deal.commitment.hex") }), el("dd", {}, this.commitmentOut)),
         this.hashPair),
       this.verdictOut);
+    const racing = Boolean(this.race); // a race has no new game and no hint
     this.bar = el("div", { class: "game-bar" },
       el("dl", { class: "figures" },
         figure("play.time", "game-time"), figure("play.moves", "game-moves"),
         figure("play.score", "game-score")),
       el("div", { class: "controls" },
-        el("button", { type: "button", id: "new-game", text: t("play.new"),
+        racing ? null : el("button", { type: "button", id: "new-game", text: t("play.new"),
           "aria-keyshortcuts": "N", onclick: () => this.newGame() }),
         el("button", { type: "button", id: "undo", text: t("play.undo"),
           "aria-keyshortcuts": "U", onclick: () => this.undo() }),
-        el("button", { type: "button", id: "hint", text: t("play.hint"),
+        racing ? null : el("button", { type: "button", id: "hint", text: t("play.hint"),
           "aria-keyshortcuts": "H", onclick: () => this.askHint() }),
         el("button", { type: "button", id: "give-up", text: t("play.giveUp"),
           onclick: () => this.giveUp() }),
@@ -320,11 +349,14 @@ class PlayView {
     this.banner = el("div", { id: "banner", class: "banner", hidden: true });
     this.table = el("div", { id: "table", class: "table", role: "region", tabindex: "-1",
       "aria-label": t("play.table"), "aria-describedby": "keys-help" });
-    this.watchLink = el("a", { id: "watch-link", class: "watch-link", text: t("play.watchLink") });
-    this.root.replaceChildren(el("section", { class: "view-play" },
+    // a race game may not be watched until the race ends: no spectator link
+    this.watchLink = racing ? null
+      : el("a", { id: "watch-link", class: "watch-link", text: t("play.watchLink") });
+    this.root.replaceChildren(el("section", { class: racing ? "view-play race-play" : "view-play" },
       this.bar, this.details, this.message, this.banner, this.table,
-      el("p", { id: "keys-help", class: "keys-help", text: t("play.keys") }),
-      el("p", { class: "footer-links" }, this.watchLink)));
+      el("p", { id: "keys-help", class: "keys-help",
+        text: t(racing ? "play.keys.race" : "play.keys") }),
+      racing ? null : el("p", { class: "footer-links" }, this.watchLink)));
   }
 
   async loadSettings() {
@@ -334,6 +366,10 @@ class PlayView {
 
   // Opens game `id` (or the one in play in this browser, or deals a new one).
   async open(id) {
+    if (this.race) {
+      this.show(await get(`/games/${id}`)); // the racer's own game: nothing else to fall back on
+      return;
+    }
     const wanted = id || localStorage.getItem(CURRENT);
     if (wanted) {
       try {
@@ -365,7 +401,7 @@ class PlayView {
     this.game = game;
     rememberDeal(game);
     this.receivedAt = performance.now();
-    if (changed) {
+    if (changed && !this.race) {
       localStorage.setItem(CURRENT, game.id);
       if (location.hash !== `#/play/${game.id}`) history.replaceState(null, "", `#/play/${game.id}`);
       this.selected = null;
@@ -379,16 +415,31 @@ class PlayView {
     if (move) this.say(t("play.moved", { move: moveText(move) }));
     if (game.status === "won" && this.announcedWin !== game.id) {
       this.announcedWin = game.id;
-      if (move) this.celebrate();
+      if (move && !this.race) this.celebrate();
     }
+  }
+
+  // A race game takes no action during the countdown nor after the deadline.
+  locked() {
+    return Boolean(this.race && this.race.locked());
+  }
+
+  // The race view's word that the race has moved on (started, passed its deadline, ended).
+  raceChanged({ ended = false } = {}) {
+    if (this.left || !this.game) return;
+    if (this.locked() && this.selected) this.selected = null;
+    if (this.locked()) this.endDrag();
+    if (ended) this.reload(); // the game is revealed now: its code, its replay
+    else this.draw();
   }
 
   draw() {
     if (this.left) return;
     const game = this.game;
     const active = game.status === "active";
+    const playable = active && !this.locked();
     renderBoard(this.table, game, {
-      interactive: active, targets: this.targets, selected: this.selected, hint: this.hint,
+      interactive: playable, targets: this.targets, selected: this.selected, hint: this.hint,
     });
     this.table.dataset.version = String(game.version);
     if (this.drag) this.markDrag();
@@ -398,15 +449,20 @@ class PlayView {
     this.drawDeal();
     this.tick();
     for (const [id, off] of [
-      ["#undo", !active || game.undo_available === 0], ["#hint", !active], ["#give-up", !active],
+      ["#undo", !playable || game.undo_available === 0], ["#hint", !active],
+      ["#give-up", !active],
     ]) {
       const button = this.bar.querySelector(id);
+      if (!button) continue; // a race has no hint
       if (off && document.activeElement === button) this.table.focus();
       button.disabled = off;
     }
-    this.watchLink.href = `#/watch/${game.id}`;
+    this.table.dataset.locked = playable || !active ? "false" : "true";
+    if (this.watchLink) this.watchLink.href = `#/watch/${game.id}`;
     this.banner.hidden = active;
-    if (game.status === "won") {
+    if (this.race) {
+      if (!active) this.drawRaceBanner();
+    } else if (game.status === "won") {
       this.banner.replaceChildren(
         el("span", { text: t("won.banner", { score: game.score, moves: game.moves,
           time: formatTime(game.elapsed_ms) }) }), " ",
@@ -414,6 +470,21 @@ class PlayView {
     } else if (game.status === "abandoned") {
       this.banner.replaceChildren(el("span", { text: t("abandoned.banner") }));
     }
+  }
+
+  // A race game's end: how it ended, and its replay once the race is over.
+  drawRaceBanner() {
+    const game = this.game;
+    const ended = this.race.ended();
+    let text = t("race.play.abandoned");
+    if (game.status === "won") {
+      text = t("race.play.won", { moves: game.moves, time: formatTime(game.elapsed_ms) });
+    } else if (game.timed_out) {
+      text = t("race.play.timedOut");
+    }
+    this.banner.replaceChildren(el("span", { text }), " ",
+      ended ? el("a", { href: `#/replay/${game.id}`, id: "race-own-replay",
+        text: t("won.replayLink") }) : el("span", { text: t("race.play.wait") }));
   }
 
   // The deal line: the code, or until when it is hidden; the commitment on request; once a
@@ -490,7 +561,9 @@ class PlayView {
   tick() {
     if (!this.game) return;
     let ms = this.game.elapsed_ms;
-    if (this.game.status === "active" && this.game.moves > 0) {
+    if (this.race && this.game.status === "active") {
+      ms = this.race.elapsed(); // a race game's clock runs from the race's start
+    } else if (this.game.status === "active" && this.game.moves > 0) {
       ms += performance.now() - this.receivedAt;
     }
     this.bar.querySelector("#game-time").textContent = formatTime(ms);
@@ -509,7 +582,7 @@ class PlayView {
     // a click still waiting to see whether it is a double click was made first: it goes first
     if (this.pendingTap) this.flushTap();
     const game = this.game;
-    if (!game || game.status !== "active") return this.queue;
+    if (!game || game.status !== "active" || this.locked()) return this.queue;
     const key = newKey();
     this.queue = this.queue.catch(() => {}).then(async () => {
       try {
@@ -534,7 +607,8 @@ class PlayView {
       }
       return;
     }
-    this.say(problemText(error), "error");
+    // a race's refusal (race_not_started, race_over) in the page's language
+    this.say(this.race ? refusalText(error) : problemText(error), "error");
     await this.reload();
   }
 
@@ -564,7 +638,7 @@ class PlayView {
   }
 
   async askHint() {
-    if (!this.game || this.game.status !== "active") return;
+    if (!this.game || this.game.status !== "active" || this.race) return;
     const key = `solitaire.assisted.${this.game.id}`;
     if (!sessionStorage.getItem(key)) {
       const yes = await dialog({
@@ -616,7 +690,8 @@ class PlayView {
     const game = this.game;
     if (!game || game.status !== "active") return;
     let text = "giveUp.text.chosen";
-    if (game.daily) text = "giveUp.text.daily";
+    if (game.race_id) text = "giveUp.text.race";
+    else if (game.daily) text = "giveUp.text.daily";
     else if (secretDeal(game)) text = "giveUp.text";
     const yes = await dialog({
       title: t("giveUp.title"),
@@ -672,7 +747,7 @@ class PlayView {
   // --- pointer: taps, double taps, drag and drop --------------------------------------------
 
   pointerDown(event) {
-    if (event.button !== 0 || !this.game || this.game.status !== "active") return;
+    if (event.button !== 0 || !this.game || this.game.status !== "active" || this.locked()) return;
     const node = event.target.closest("[data-card]");
     if (!node || !this.table.contains(node) || node.classList.contains("down")) return;
     const card = node.dataset.card;
@@ -860,6 +935,7 @@ class PlayView {
 
   tableKey(event) {
     if (!this.game || this.game.status !== "active" || event.altKey || event.metaKey) return;
+    if (this.locked()) return;
     const node = event.target.closest("[data-place]");
     if (!node) return;
     const card = node.dataset.card || null;
@@ -940,9 +1016,9 @@ class PlayView {
       return;
     } else if (key === "u") {
       this.undo();
-    } else if (key === "h") {
+    } else if (key === "h" && !this.race) {
       this.askHint();
-    } else if (key === "n") {
+    } else if (key === "n" && !this.race) {
       event.preventDefault();
       this.newGame();
     }

@@ -1,7 +1,7 @@
 // #/me and #/player/ID: a player's statistics per rule and their games, newest first. A game
 // whose deal is still secret shows it as hidden (SPEC 2.3 "Fair play").
 import { get, query } from "./api.js";
-import { formatDate, formatTime } from "./cards.js";
+import { formatDate, formatRating, formatTime } from "./cards.js";
 import { codeOrHidden } from "./deal.js";
 import { define, language, t } from "./i18n.js";
 import { player } from "./session.js";
@@ -27,6 +27,9 @@ define({
     "stats.longest_streak": "Longest winning streak",
     "stats.clean_wins": "Clean wins (no hint)",
     "stats.daily_streak": "Daily deal streak (days)",
+    "stats.race_rating": "Race rating",
+    "stats.races": "Races",
+    "stats.race": "Race",
     "stats.games": "Games",
     "stats.date": "Date",
     "stats.rule": "Rule",
@@ -64,6 +67,9 @@ define({
     "stats.longest_streak": "Cea mai lungă serie de victorii",
     "stats.clean_wins": "Victorii curate (fără indiciu)",
     "stats.daily_streak": "Serie la jocul zilei (zile)",
+    "stats.race_rating": "Rating la curse",
+    "stats.races": "Curse",
+    "stats.race": "Cursa",
     "stats.games": "Jocuri",
     "stats.date": "Data",
     "stats.rule": "Regula",
@@ -101,6 +107,9 @@ define({
     "stats.longest_streak": "רצף הניצחונות הארוך ביותר",
     "stats.clean_wins": "ניצחונות נקיים (בלי רמז)",
     "stats.daily_streak": "רצף חלוקות יומיות (ימים)",
+    "stats.race_rating": "דירוג מרוצים",
+    "stats.races": "מרוצים",
+    "stats.race": "המרוץ",
     "stats.games": "משחקים",
     "stats.date": "תאריך",
     "stats.rule": "חוק",
@@ -146,6 +155,10 @@ const MEASURES = [
   ["longest_streak", "stats.longest_streak", plain],
   ["clean_wins", "stats.clean_wins", plain],
   ["daily_streak", "stats.daily_streak", plain],
+  // races (SPEC 2.6.1): the rule's race rating (its ordinal) and how many races made it
+  ["race_rating", "stats.race_rating", (race) => (race ? formatRating(race.ordinal) : DASH),
+    (rules) => rules.race],
+  ["races", "stats.races", (race) => (race ? String(race.races) : DASH), (rules) => rules.race],
 ];
 
 function statsTable(rules) {
@@ -155,11 +168,11 @@ function statsTable(rules) {
       el("thead", {}, el("tr", {},
         el("th", { scope: "col", text: t("stats.measure") }),
         RULES.map((rule) => el("th", { scope: "col", class: "num", text: t(`rule.${rule}`) })))),
-      el("tbody", {}, MEASURES.map(([key, label, format]) =>
+      el("tbody", {}, MEASURES.map(([key, label, format, pick = (of) => of[key]]) =>
         el("tr", { "data-stat": key },
           el("th", { scope: "row", text: t(label) }),
           RULES.map((rule) => el("td", { class: "num", "data-rule": rule,
-            text: format(rules && rules[rule] ? rules[rule][key] : null) })))))));
+            text: format(rules && rules[rule] ? pick(rules[rule]) ?? null : null) })))))));
 }
 
 export async function mount(root, params = {}) {
@@ -229,8 +242,14 @@ export async function mount(root, params = {}) {
     const date = formatDate(game.created_at);
     const finished = game.status === "won" || game.status === "abandoned";
     const links = [];
-    if (finished) links.push(link("replay", `#/replay/${game.id}`, game, date));
-    if (game.status === "active") {
+    // a race game's replay opens when its race ends (its code is revealed then)
+    const replayable = finished && !(game.race_id && !game.code);
+    if (replayable) links.push(link("replay", `#/replay/${game.id}`, game, date));
+    if (game.race_id) {
+      // a race game: followed in its race (hidden from others until the race ends)
+      links.push(el("a", { href: `#/race/${game.race_id}`, class: "race-link",
+        text: t("stats.race") }));
+    } else if (game.status === "active") {
       links.push(link("watch", `#/watch/${game.id}`, game, date));
       if (me && game.player && game.player.id === me.id) {
         links.push(link("continue", `#/play/${game.id}`, game, date));
