@@ -31,12 +31,26 @@ def won(web_server: WebServer) -> dict[str, Any]:
     revealed = call(web_server, "POST", "/games", {}, player["token"])["id"]
     call(web_server, "POST", f"/games/{revealed}/abandon", {}, player["token"])
     secret = call(web_server, "POST", "/games", {}, player["token"])["id"]
+    # races: one open (the player created it), one running with the player seated, one finished
+    rival = sign_up(web_server, "Rival")
+    other = sign_up(web_server, "Other")
+    quick = {"seats": 2, "winnable": False, "time_limit_s": 3600}
+    open_race = call(web_server, "POST", "/races", {**quick, "seats": 3}, player["token"])["id"]
+    running = call(web_server, "POST", "/races", quick, player["token"])["id"]
+    call(web_server, "POST", f"/races/{running}/join", {}, rival["token"])
+    finished = call(web_server, "POST", "/races", quick, rival["token"])["id"]
+    games = call(web_server, "POST", f"/races/{finished}/join", {}, other["token"])["games"]
+    for racer in (rival, other):  # given up during the countdown: the race is over at once
+        call(web_server, "POST", f"/games/{games[racer['id']]}/abandon", {}, racer["token"])
     return {
         "player": player,
         "won": game,
         "active": active,
         "revealed": revealed,
         "secret": secret,
+        "open_race": open_race,
+        "running_race": running,
+        "finished_race": finished,
     }
 
 
@@ -81,6 +95,12 @@ def test_every_screen_passes_an_accessibility_audit(
         (f"#/watch/{won['active']}", '#watch-state[data-state="live"]'),
         ("#/boards", ".view-boards"),
         (f"#/player/{won['player']['id']}", ".stats-table"),
+        ("#/races", "#races-finished-list"),
+        (f"#/race/{won['open_race']}", "#race-lobby:not([hidden]) #race-start"),
+        (f"#/race/{won['running_race']}", "#race-table #table .board"),
+        (f"#/race/{won['finished_race']}", '#race-standings[data-final="true"] .col-rating'),
+        ("#/watch", ".view-live #live-races-running-list"),
+        ("#/boards?by=rating", '#boards-table[data-board="races"] tbody tr'),
     ]:
         page.goto(web_server.url("/" + screen))
         page.wait_for_selector(f'#view[aria-busy="false"] {ready}')
