@@ -464,18 +464,20 @@ class RaceService:
                 ]
                 last = {**view.last_actions, **feed.view.last_actions}
                 view = replace(view, games=games, last_actions=last)
-            self._tap(race_id, feed, view)
+            if self._tap(race_id, feed, view):
+                feed.again = True  # read once more: a change made before the tap is in it
             self._send(feed, view)
             if not feed.again:
                 return
 
-    def _tap(self, race_id: str, feed: Feed, view: RaceView) -> None:
+    def _tap(self, race_id: str, feed: Feed, view: RaceView) -> bool:
         """Follows the race's games through the broker: each change updates the standings here
-        without reading the database."""
-        for game in view.games:
-            if game.id not in feed.tapped:
-                feed.tapped.add(game.id)
-                self.broker.tap(game.id, self._changed(race_id))
+        without reading the database. True when it began to follow a game."""
+        new = [game.id for game in view.games if game.id not in feed.tapped]
+        for game_id in new:
+            feed.tapped.add(game_id)
+            self.broker.tap(game_id, self._changed(race_id))
+        return bool(new)
 
     def _changed(self, race_id: str) -> Callable[[Applied], None]:
         def on_change(applied: Applied) -> None:

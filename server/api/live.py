@@ -52,6 +52,9 @@ CLOSE_POLICY = 1008
 CLOSE_TRY_AGAIN = 1013
 
 CONNECTIONS = web.AppKey("live_connections", set["Connection"])
+RACE_MESSAGES = web.AppKey("live_race_messages", dict[str, tuple[int, str]])
+"""The last `race` message of each race watched here, as sent (rendered once per version)."""
+RACE_MESSAGES_KEPT = 1000
 
 
 class Connection:
@@ -290,17 +293,25 @@ class Connection:
         if race_id not in self.races:
             seen = self.race_seen
 
+            rendered = self.app[RACE_MESSAGES]
+
             def listener(version: int, view: RaceView) -> None:
                 if version > seen.get(race_id, -1):
                     seen[race_id] = version
-                    self.push(
-                        {
+                    # Every watcher of the race in this process gets the same text: made once.
+                    last = rendered.get(race_id)
+                    if last is None or last[0] != version:
+                        message = {
                             "type": "race",
                             "race_id": race_id,
                             "version": version,
                             "race": race_json(view),
                         }
-                    )
+                        text = json.dumps(message, ensure_ascii=False)
+                        last = rendered[race_id] = (version, text)
+                        if len(rendered) > RACE_MESSAGES_KEPT:
+                            del rendered[next(iter(rendered))]
+                    self.enqueue(last[1])
 
             races.watch(race_id, listener)  # first, so that no change is missed meanwhile
             self.races[race_id] = listener
@@ -420,5 +431,6 @@ async def close_all(app: web.Application) -> None:
 
 def setup(app: web.Application) -> None:
     app[CONNECTIONS] = set()
+    app[RACE_MESSAGES] = {}
     app.on_shutdown.append(close_all)
     app.router.add_routes(routes)

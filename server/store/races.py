@@ -136,7 +136,14 @@ async def due_races(session: AsyncSession, now: int, stale_before: int) -> list[
 
 
 async def ratings(session: AsyncSession, rule: str, player_ids: list[str]) -> dict[str, Rating]:
-    query = select(Rating).where(Rating.rule == rule, Rating.player_id.in_(player_ids))
+    """The racers' ratings, locked (in player order, so two races ending at once with a racer
+    in common wait for each other instead of losing one update or deadlocking)."""
+    query = (
+        select(Rating)
+        .where(Rating.rule == rule, Rating.player_id.in_(player_ids))
+        .order_by(Rating.player_id)
+        .with_for_update()
+    )
     return {r.player_id: r for r in (await session.execute(query)).scalars()}
 
 
