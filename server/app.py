@@ -18,7 +18,7 @@ from server.service import GameService
 from server.settings import Settings
 from server.solving import SolverService, load_deal_secret
 from server.store.commits import open_committer
-from server.store.db import make_engine, migrate_async, sessionmakers
+from server.store.db import make_engine, migrate_async, sessionmakers, snapshot_sessions
 
 
 async def database(app: web.Application) -> AsyncIterator[None]:
@@ -39,7 +39,14 @@ async def database(app: web.Application) -> AsyncIterator[None]:
         settings.deal_secret.encode() if settings.deal_secret else await load_deal_secret(writers)
     )
     app[SOLVER] = SolverService(readers, writers, app[SERVICE], deal_secret)
-    app[RACES] = RaceService(readers, writers, app[SERVICE], broker, app[SOLVER].winnable_code)
+    app[RACES] = RaceService(
+        readers,
+        writers,
+        app[SERVICE],
+        broker,
+        app[SOLVER].winnable_code,
+        snapshots=snapshot_sessions(engine),
+    )
     app[RACES].start_ticking()
     yield
     await app[RACES].close()

@@ -117,7 +117,8 @@ class GameView:
             return row.elapsed_ms
         if row.started_ms is None:
             return 0
-        return max(0, self.now_ms - row.started_ms)
+        now = self.now_ms if row.deadline_ms is None else min(self.now_ms, row.deadline_ms)
+        return max(0, now - row.started_ms)
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,8 +87,11 @@ class RaceService:
         broker: Broker,
         winnable_code: Callable[[Rule], Any],
         clock: Clock = wall_clock_ms,
+        snapshots: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
         self.readers = readers
+        self.snapshots = snapshots if snapshots is not None else readers
+        """Reads of a whole race (its row, seats and games at one moment)."""
         self.writers = writers
         self.games = games
         self.broker = broker
@@ -102,7 +105,7 @@ class RaceService:
 
     async def view(self, race_id: str, session: AsyncSession | None = None) -> RaceView:
         if session is None:
-            async with self.readers.begin() as session:
+            async with self.snapshots.begin() as session:
                 return await self.view(race_id, session)
         found = await store.race(session, race_id)
         if found is None:
@@ -117,7 +120,7 @@ class RaceService:
     async def page(
         self, *, status: str | None, rule: str | None, limit: int, after: tuple[int, str] | None
     ) -> tuple[list[RaceView], tuple[int, str] | None]:
-        async with self.readers.begin() as session:
+        async with self.snapshots.begin() as session:
             ids = await store.public_races(
                 session, status=status, rule=rule, limit=limit + 1, after=after
             )
@@ -175,7 +178,7 @@ class RaceService:
             if len(seated) >= race.seats:
                 raise refused("race_full", "Every seat of this race is taken.")
             if race.status != "open":
-                raise refused("race_started", "This race has already started.")
+                raise refused("race_started", f"This race is no longer open: it is {race.status}.")
             now = self.clock()
             seat = max(s.seat for s in seated) + 1 if seated else 0
             await store.add_seat(session, race_id, player.id, seat, now)
@@ -339,6 +342,9 @@ class RaceService:
         last = await store.last_actions(session, [g.id for g in games])
         view = RaceView(race, seats, games, last, now, "")
         standings = view.standings()
+        # The racers are locked (in id order) while their ratings change: two races with a
+        # racer in common that end at once wait for each other, also for a first rating.
+        await store.lock_players(session, [s.player_id for s in standings])
         current = await store.ratings(session, race.rule, [s.player_id for s in standings])
         before = [
             MODEL.create_rating([current[s.player_id].mu, current[s.player_id].sigma])

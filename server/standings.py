@@ -94,8 +94,9 @@ class RaceView:
                 continue
             if game.elapsed_ms is not None:
                 elapsed = game.elapsed_ms
-            elif race.starts_ms is not None:
-                elapsed = max(0, self.now_ms - race.starts_ms)
+            elif race.starts_ms is not None:  # the clock stops at the deadline
+                now = min(self.now_ms, race.starts_ms + race.time_limit_s * 1000)
+                elapsed = max(0, now - race.starts_ms)
             else:
                 elapsed = 0
             rows.append((seat, game, elapsed))

@@ -119,7 +119,8 @@ ClientFactory = Callable[..., Awaitable[TestClient[Any, Any]]]
 
 
 @pytest.fixture
-async def client(aiohttp_client: ClientFactory, settings: Settings) -> TestClient[Any, Any]:
+async def client(settings: Settings, aiohttp_client: ClientFactory) -> TestClient[Any, Any]:
+    # `settings` (and so the database) first: it is then torn down after the app has closed.
     return await aiohttp_client(create_app(settings))
 
 

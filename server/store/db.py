@@ -92,6 +92,14 @@ def sessionmakers(
     return readers, writers
 
 
+def snapshot_sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Readers whose statements all see one moment: REPEATABLE READ on PostgreSQL (READ
+    COMMITTED lets each statement see a later one); an SQLite read transaction already does."""
+    if engine.dialect.name == "postgresql":
+        engine = engine.execution_options(isolation_level="REPEATABLE READ")
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
 def alembic_config(url: str) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))

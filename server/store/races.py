@@ -135,15 +135,14 @@ async def due_races(session: AsyncSession, now: int, stale_before: int) -> list[
     return list((await session.execute(query)).scalars())
 
 
+async def lock_players(session: AsyncSession, player_ids: list[str]) -> None:
+    """Locks the players' rows, in id order (no deadlock between two lockers)."""
+    query = select(Player.id).where(Player.id.in_(player_ids)).order_by(Player.id)
+    await session.execute(query.with_for_update())
+
+
 async def ratings(session: AsyncSession, rule: str, player_ids: list[str]) -> dict[str, Rating]:
-    """The racers' ratings, locked (in player order, so two races ending at once with a racer
-    in common wait for each other instead of losing one update or deadlocking)."""
-    query = (
-        select(Rating)
-        .where(Rating.rule == rule, Rating.player_id.in_(player_ids))
-        .order_by(Rating.player_id)
-        .with_for_update()
-    )
+    query = select(Rating).where(Rating.rule == rule, Rating.player_id.in_(player_ids))
     return {r.player_id: r for r in (await session.execute(query)).scalars()}
 
 
