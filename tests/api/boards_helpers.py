@@ -1,27 +1,29 @@
 """Helpers of the leaderboard, statistics and daily-deal tests: a clock the test controls, an
 app built with it, finished games written straight into the database (to control ordering, ties
-and times), and reading boards and pages over HTTP."""
+and times) as the server deals them (SPEC 2.3 "Fair play"), and reading boards and pages over
+HTTP."""
 
 from __future__ import annotations
 
 import functools
 import re
+import secrets
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp.test_utils import TestClient
-from sqlalchemy import insert, update
+from sqlalchemy import insert, select, update
 from yarl import URL
 
 from server.app import create_app
 from server.engine import CARDS, DealCode, Game, Rule, card_text, parse_action
 from server.engine.cards import place_text
 from server.engine.snapshot import dumps
-from server.keys import BOARDS, SERVICE, SOLVER
+from server.keys import BOARDS, RACES, SERVICE, SOLVER
 from server.settings import Settings
 from server.store.db import make_engine
-from server.store.models import GameRow
+from server.store.models import DailyDeal, GameRow
 from tests.api.helpers import local_game, vectors
 from tests.conftest import ClientFactory
 
@@ -60,6 +62,7 @@ async def clocked_client(
         app[SERVICE].clock = clock
         app[BOARDS].clock = clock
         app[SOLVER].clock = clock
+        app[RACES].clock = clock
 
     app.on_startup.append(use_clock)
     return await aiohttp_client(app)
@@ -69,13 +72,21 @@ async def clocked_client(
 
 
 @functools.cache
-def won_game(rule: str) -> tuple[str, str]:
-    """(code, snapshot) of a won game of `rule`: a whole game of games.json, replayed."""
+def won_game(rule: str) -> str:
+    """The snapshot of a won game of `rule`: a whole game of games.json, replayed."""
     for vector in vectors():
         if vector["code"][4] == rule[0].upper() and "note" not in vector:
-            game = local_game(vector["code"], vector["actions"])
-            return vector["code"], dumps(game)
+            return dumps(local_game(vector["code"], vector["actions"]))
     raise AssertionError(rule)
+
+
+def won_snapshot(code: str) -> str:
+    """A won game's snapshot of the deal of `code`: a won position does not depend on the deal
+    (every card is on its foundation), so a whole game of games.json stands for it, with its
+    code replaced (the snapshot's code is the deal a replay shows)."""
+    fields = won_game(DealCode.parse(code).rule.value).split("|")
+    fields[1] = code
+    return "|".join(fields)
 
 
 def dealt_snapshot(code: str, *, abandoned: bool) -> str:
@@ -88,19 +99,37 @@ def dealt_snapshot(code: str, *, abandoned: bool) -> str:
 _seeds = iter(range(1000, 10**9))
 
 
-def fresh_code(rule: str) -> str:
-    """A code of `rule` no other game of a test uses (the seeds of games.json are small)."""
+def fresh_code(rule: str, version: int = 2) -> str:
+    """A code of `rule` no other game of a test uses: an RU2 code of 128 random bits, as the
+    server deals (random, winnable-only and daily deals), or an RU1 code (`version=1`) whose
+    seed is above those of games.json."""
+    if version == 2:
+        return str(DealCode(Rule(rule), secrets.randbits(128), 2))
     return str(DealCode(Rule(rule), next(_seeds)))
 
 
 class Db:
-    """Writes games straight into the test database, next to the app."""
+    """Writes games (and daily deals) straight into the test database, next to the app."""
 
     def __init__(self, url: str) -> None:
         self.engine = make_engine(url, pool_size=2)
 
     async def close(self) -> None:
         await self.engine.dispose()
+
+    async def daily_deal(self, day: str, rule: str = "classic", *, draw: bool = True) -> str | None:
+        """The code of the daily deal of `day` and `rule` as stored in `daily_deals` (the server
+        keeps the secret code there). A day without one gets a fresh RU2 code stored, as when
+        the server first draws a day's deal, unless `draw` is false."""
+        async with self.engine.begin() as connection:
+            found: str | None = await connection.scalar(
+                select(DailyDeal.code).where(DailyDeal.day == day, DailyDeal.rule == rule)
+            )
+            if found is None and draw:
+                found = fresh_code(rule)
+                row = {"day": day, "rule": rule, "code": found, "created_ms": NOW}
+                await connection.execute(insert(DailyDeal), [row])
+        return found
 
     async def add(
         self,
@@ -110,25 +139,49 @@ class Db:
         rule: str = "classic",
         code: str | None = None,
         score: int | None = None,
+        ranked_score: int | None = None,
         moves: int = 100,
         elapsed_ms: int | None = 60_000,
         finished_ms: int | None = NOW - DAY,
         created_ms: int | None = None,
         chosen: bool = False,
+        secret_deal: bool | None = None,
         assisted: bool = False,
         daily: str | None = None,
         practice: bool = False,
         game_id: str | None = None,
     ) -> str:
-        """Adds one game; finished unless `status` is active. Returns its id."""
+        """Adds one game; finished unless `status` is active. Returns its id.
+
+        By default the game is what the server now deals: a random deal (a fresh secret RU2
+        code, `secret_deal`, not `chosen`), or with `daily` the day's deal of `rule` (stored in
+        `daily_deals` if no deal was drawn for that day yet). A `chosen` game's code is the
+        player's: an RU1 code unless given (for a won game the classic or relaxed code of
+        games.json). A game that is neither chosen nor secret is one dealt before secret deals
+        existed: give it an RU1 `code` and `secret_deal=False`.
+
+        A won game scores 625 and ranks 625 (`ranked_score`); any other game ranks its score
+        unless told otherwise (a score above 625 needs take-backs: give its `ranked_score`)."""
+        if code is None:
+            if daily is not None:
+                code = await self.daily_deal(daily, rule)
+            elif chosen:
+                code = won_game_code(rule) if status == "won" else fresh_code(rule, 1)
+            else:
+                code = fresh_code(rule)
+        assert code is not None
+        if secret_deal is None:
+            secret_deal = not chosen and DealCode.parse(code).version == 2
         if status == "won":
-            won_code, snapshot = won_game(rule)
-            code = code or won_code
+            snapshot = won_snapshot(code)
             score = 625 if score is None else score
+            ranked_score = 625 if ranked_score is None else ranked_score
         else:
-            code = code or fresh_code(rule)
             snapshot = dealt_snapshot(code, abandoned=status == "abandoned")
             score = 0 if score is None else score
+            if ranked_score is None:
+                assert score <= 625, "a score above 625 comes with take-backs: set ranked_score"
+                ranked_score = score
         if status == "active":
             finished_ms = elapsed_ms = None
         if created_ms is None:
@@ -140,8 +193,10 @@ class Db:
             "code": code,
             "rule": rule,
             "chosen": chosen,
+            "secret_deal": secret_deal,
             "status": status,
             "score": score,
+            "ranked_score": ranked_score,
             "moves": moves,
             "version": moves,
             "snapshot": snapshot,
@@ -152,6 +207,7 @@ class Db:
             "assisted": assisted,
             "daily": daily,
             "practice": practice,
+            "active_ms": finished_ms if finished_ms is not None else created_ms + 1000,
         }
         async with self.engine.begin() as connection:
             await connection.execute(insert(GameRow), [values])
@@ -160,6 +216,11 @@ class Db:
     async def update(self, game_id: str, **values: Any) -> None:
         async with self.engine.begin() as connection:
             await connection.execute(update(GameRow).where(GameRow.id == game_id).values(**values))
+
+
+def won_game_code(rule: str) -> str:
+    """The code of the won game of games.json of `rule` (classic: RU1-C-AAAAAFN)."""
+    return won_game(rule).split("|")[1]
 
 
 def ordered_ids(n: int) -> list[str]:

@@ -1,10 +1,14 @@
 """Leaderboards, player statistics, a player's games and their export, and the daily deal
-(SPEC 2.5, README "Solver, hints, leaderboards, statistics, the daily deal").
+(SPEC 1.5 ranked score, 2.3 "Fair play", 2.5; README "Solver, hints, leaderboards, statistics,
+the daily deal").
 
 Finished games are mostly written straight into the database (tests/api/boards_helpers.py) to
-control scores, times, ties and finishing moments; the whole games of games.json are played over
-HTTP where the result must be real (replays, statistics, the per-deal board). The server's clock
-is replaced by one the test moves (calendar periods, daily streaks, the daily deal's day).
+control scores, ranked scores, times, ties and finishing moments, as the server deals them: a
+random game is a secret RU2 deal, a daily game plays the day's deal of `daily_deals`. The whole
+games of games.json are played over HTTP where the result must be real (replays, statistics, the
+per-deal board). The server's clock is replaced by one the test moves (calendar periods, daily
+streaks, the daily deal's day). The test reads a daily deal's secret code from the database
+where it needs the deal's cards (to play legal moves) before the day reveals it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient
 from yarl import URL
 
+from server.engine import DealCode, Rule
+from server.engine.codes import commitment
 from server.settings import Settings
 from tests.api.boards_helpers import (
     DAY,
@@ -38,26 +44,43 @@ from tests.api.boards_helpers import (
     ms,
     ordered_ids,
     walk,
+    won_game_code,
 )
-from tests.api.helpers import GAME_KEYS, action_body, play, problem, vectors
+from tests.api.helpers import GAME_KEYS, action_body, local_game, play, problem, vectors
 from tests.conftest import Api, ClientFactory
 
 BOARDS = "/api/v1/leaderboards"
-CODE_RE = re.compile(r"^RU1-([CR])-[A-Z]{7}$")
-ENTRY_KEYS = {"rank", "player", "game_id", "code", "score", "time_ms", "moves", "finished_at"}
+CODE_RE = re.compile(r"^RU2-([CR])(-[A-Z]{7}){4}$")
+COMMITMENT_RE = re.compile(r"^[0-9a-f]{64}$")
+ENTRY_KEYS = {
+    "rank",
+    "player",
+    "game_id",
+    "code",
+    "status",
+    "score",
+    "ranked_score",
+    "time_ms",
+    "moves",
+    "finished_at",
+}
 STATS_KEYS = {
     "played",
     "won",
     "win_rate",
     "best_score",
+    "best_ranked_score",
     "best_time_ms",
     "fewest_moves",
     "current_streak",
     "longest_streak",
     "clean_wins",
     "daily_streak",
+    "race",
 }
+NO_RACE = {"mu": 25.0, "sigma": 25 / 3, "ordinal": 0.0, "races": 0}  # the rating before a race
 VECTOR_CODE = "RU1-C-AAAAAFN"  # the classic games of games.json
+assert won_game_code("classic") == VECTOR_CODE
 
 
 def iso(moment: int) -> str:
@@ -70,9 +93,14 @@ def finished_ms(entry: dict[str, Any]) -> int:
     return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-def sort_key(by: str, entry: dict[str, Any]) -> tuple[int, int, str]:
-    """The order of a board: its measure (score highest first), the earlier finish, the id."""
-    measure = {"score": -entry["score"], "time": entry["time_ms"], "moves": entry["moves"]}[by]
+def sort_key(by: str, entry: dict[str, Any]) -> tuple[tuple[int, ...], int, str]:
+    """The order of a board: its measure (by=score: the ranked score highest first, a won game
+    before an abandoned one at equal ranked score), the earlier finish, the id."""
+    measure = {
+        "score": (-entry["ranked_score"], entry["status"] != "won"),
+        "time": (entry["time_ms"],),
+        "moves": (entry["moves"],),
+    }[by]
     return measure, finished_ms(entry), entry["game_id"]
 
 
@@ -129,21 +157,33 @@ async def test_score_board_orders_breaks_ties_and_leaves_out_other_games(
     (ana, _), (bob, _) = await players(api, "Ana", "Bob")
     t = NOW - 10 * HOUR
     tie_a, tie_b = ordered_ids(2)
+    code3 = fresh_code("classic")
+    # The board compares ranked scores: a won game ranks 625 (so a take-back's extra points
+    # do not help g1), won games first at equal ranked score, then the earlier finish.
     g1 = await db.add(ana, score=635, moves=89, elapsed_ms=70_000, finished_ms=t + 5)
     g2 = await db.add(bob, score=625, moves=87, elapsed_ms=80_000, finished_ms=t + 3)
-    g3 = await db.add(ana, score=625, moves=90, elapsed_ms=90_000, finished_ms=t + 1)
+    g3 = await db.add(ana, code=code3, score=625, moves=90, elapsed_ms=90_000, finished_ms=t + 1)
+    # Every card reached its foundation once, one was taken back, then the game was given up:
+    # it ranks 625, after every won game, although it finished first and scored more.
+    g9 = await db.add(bob, status="abandoned", score=655, ranked_score=625, finished_ms=t - 2)
     g4 = await db.add(bob, status="abandoned", score=400, elapsed_ms=5_000, finished_ms=t + 2)
     g5 = await db.add(ana, status="abandoned", score=400, elapsed_ms=6_000, finished_ms=t)
-    # A full tie (score and finishing moment): the smaller id first, whatever the insert order.
+    # Farmed with take-backs: 900 points, ranked by its 300.
+    farmed = await db.add(bob, status="abandoned", score=900, ranked_score=300, finished_ms=t)
+    # A full tie (ranked score and finishing moment): the smaller id first, whatever the
+    # insert order.
     await db.add(bob, status="abandoned", score=250, finished_ms=t + 4, game_id=tie_b)
     await db.add(ana, status="abandoned", score=250, finished_ms=t + 4, game_id=tie_a)
     g8 = await db.add(bob, status="abandoned", score=0, finished_ms=t + 6)
-    # Never on the global classic board: a chosen code, a daily deal, a hint, another rule,
-    # a game still in progress.
-    await db.add(ana, score=635, finished_ms=t - 1, chosen=True, code=fresh_code("classic"))
-    await db.add(bob, score=635, finished_ms=t - 1, chosen=True, daily="2030-05-01")
-    await db.add(ana, score=635, finished_ms=t - 1, assisted=True)
-    relaxed = await db.add(bob, rule="relaxed", score=635, finished_ms=t - 1)
+    # Never on the global classic board: a chosen code (RU1 or RU2), a daily deal (of a past
+    # day, so its code is no secret any more), a game dealt before secret deals existed (its
+    # RU1 code was public), a hint, another rule, a game still in progress.
+    await db.add(ana, finished_ms=t - 1, chosen=True, code=fresh_code("classic", 1))
+    await db.add(ana, finished_ms=t - 1, chosen=True, code=fresh_code("classic"))
+    await db.add(bob, finished_ms=t - 1, daily="2030-05-01")
+    await db.add(bob, finished_ms=t - 1, code=fresh_code("classic", 1), secret_deal=False)
+    await db.add(ana, finished_ms=t - 1, assisted=True)
+    relaxed = await db.add(bob, rule="relaxed", finished_ms=t - 1)
     await db.add(ana, status="active", score=600)
 
     response = await client.get(f"{BOARDS}?rule=classic&by=score")
@@ -159,20 +199,30 @@ async def test_score_board_orders_breaks_ties_and_leaves_out_other_games(
         "assisted": False,
         "next": None,
     }
-    assert ids(body) == [g1, g3, g2, g5, g4, tie_a, tie_b, g8]
-    assert [e["rank"] for e in body["entries"]] == list(range(1, 9))
+    assert ids(body) == [g3, g2, g1, g9, g5, g4, farmed, tie_a, tie_b, g8]
+    assert [e["rank"] for e in body["entries"]] == list(range(1, 11))
+    assert [(e["status"], e["score"], e["ranked_score"]) for e in body["entries"]] == [
+        ("won", 625, 625),
+        ("won", 625, 625),
+        ("won", 635, 625),
+        ("abandoned", 655, 625),
+        ("abandoned", 400, 400),
+        ("abandoned", 400, 400),
+        ("abandoned", 900, 300),
+        ("abandoned", 250, 250),
+        ("abandoned", 250, 250),
+        ("abandoned", 0, 0),
+    ]
     first = body["entries"][0]
     assert set(first) == ENTRY_KEYS
     assert first["player"] == {"id": ana, "name": "Ana"}
-    assert (first["code"], first["score"], first["time_ms"], first["moves"]) == (
-        VECTOR_CODE,
-        635,
-        70_000,
-        89,
-    )
-    assert first["finished_at"] == iso(t + 5)
-    assert body["entries"][1]["player"] == {"id": ana, "name": "Ana"}
-    assert body["entries"][2]["player"] == {"id": bob, "name": "Bob"}
+    # A random game's code is revealed once it has ended.
+    assert (first["code"], first["time_ms"], first["moves"]) == (code3, 90_000, 90)
+    assert first["finished_at"] == iso(t + 1)
+    assert all(e["code"] is not None and e["code"].startswith("RU2-C-") for e in body["entries"])
+    assert len({e["code"] for e in body["entries"]}) == 10, "every random game its own deal"
+    assert body["entries"][1]["player"] == {"id": bob, "name": "Bob"}
+    assert body["entries"][2]["player"] == {"id": ana, "name": "Ana"}
     # The defaults are rule=classic, by=score.
     assert ids(await board(client)) == ids(body)
     assert ids(await board(client, rule="relaxed")) == [relaxed]
@@ -187,9 +237,14 @@ async def test_time_and_moves_boards_rank_won_games_only(
     w2 = await db.add(bob, elapsed_ms=40_000, moves=150, finished_ms=t + 2)
     w3 = await db.add(ana, elapsed_ms=40_000, moves=120, finished_ms=t)
     w4 = await db.add(bob, score=635, elapsed_ms=90_000, moves=100, finished_ms=t + 3)
-    # Abandoned games (however fast or short) and chosen deals are not on these boards.
-    await db.add(ana, status="abandoned", elapsed_ms=1_000, moves=3, finished_ms=t)
+    # Abandoned games (however fast or short), chosen deals, daily deals, games dealt before
+    # secret deals existed and hinted games are not on these boards.
+    given_up = await db.add(ana, status="abandoned", elapsed_ms=1_000, moves=3, finished_ms=t)
     await db.add(bob, elapsed_ms=1, moves=1, finished_ms=t, chosen=True)
+    await db.add(bob, elapsed_ms=1, moves=1, finished_ms=t, daily="2030-05-14")
+    await db.add(
+        bob, elapsed_ms=1, moves=1, finished_ms=t, code=fresh_code("classic", 1), secret_deal=False
+    )
     await db.add(bob, elapsed_ms=1, moves=1, finished_ms=t, assisted=True)
 
     by_time = await board(client, by="time")
@@ -200,48 +255,86 @@ async def test_time_and_moves_boards_rank_won_games_only(
     assert ids(by_moves) == [w4, w3, w1, w2]
     assert [e["moves"] for e in by_moves["entries"]] == [100, 120, 120, 150]
     assert [e["rank"] for e in by_moves["entries"]] == [1, 2, 3, 4]
-    # The abandoned game is on the score board, after the won ones.
-    assert ids(await board(client, by="score"))[:4] == [w4, w3, w1, w2]
+    # The abandoned game is on the score board, after the won ones (all ranked 625, so in
+    # finishing order: w4's take-back points do not count).
+    assert ids(await board(client, by="score")) == [w3, w1, w2, w4, given_up]
 
 
 async def test_per_deal_board_ranks_every_clean_game_of_the_deal(
-    client: TestClient[Any, Any], api: Api, db: Db
+    timed: TestClient[Any, Any], tapi: Api, db: Db
 ) -> None:
-    (ana, _), (bob, _) = await players(api, "Ana", "Bob")
+    """On the test's clock (2030-05-15), so that the daily deal of 2030-05-10 is revealed."""
+    client = timed
+    (ana, _), (bob, _) = await players(tapi, "Ana", "Bob")
     t = NOW - 10 * HOUR
-    chosen = await db.add(ana, chosen=True, elapsed_ms=70_000, moves=95, finished_ms=t + 1)
-    random = await db.add(bob, score=635, elapsed_ms=80_000, moves=90, finished_ms=t + 2)
-    given_up = await db.add(
-        ana, status="abandoned", code=VECTOR_CODE, chosen=True, score=300, finished_ms=t
-    )
+    day = "2030-05-10"
+    # The deal: the classic daily deal of a past day (its code revealed when the day ended),
+    # which players have chosen since (a chosen game may give any RU1 or RU2 code).
+    deal = await db.daily_deal(day)
+    assert deal is not None and deal.startswith("RU2-C-")
     daily = await db.add(
+        bob, status="abandoned", daily=day, score=200, finished_ms=ms(2030, 5, 10, 10)
+    )
+    # A second attempt of the day: practice, on no board.
+    await db.add(
         bob,
         status="abandoned",
-        code=VECTOR_CODE,
-        chosen=True,
-        score=200,
-        finished_ms=t + 3,
-        daily="2030-05-10",
+        daily=day,
+        score=400,
+        practice=True,
+        finished_ms=ms(2030, 5, 10, 11),
     )
-    hinted = await db.add(bob, score=635, chosen=True, assisted=True, finished_ms=t)
+    chosen = await db.add(
+        ana, code=deal, chosen=True, elapsed_ms=70_000, moves=95, finished_ms=t + 1
+    )
+    # A take-back scored 10 more: ranked 625 like every won game.
+    again = await db.add(
+        bob, code=deal, chosen=True, score=635, elapsed_ms=80_000, moves=90, finished_ms=t + 2
+    )
+    given_up = await db.add(
+        ana, status="abandoned", code=deal, chosen=True, score=300, finished_ms=t
+    )
+    hinted = await db.add(bob, code=deal, chosen=True, assisted=True, finished_ms=t)
     # Other deals, also the same seed under the other rule, and a game in progress.
-    await db.add(ana, code="RU1-C-AAAAAAB", score=635, finished_ms=t, chosen=True)
-    await db.add(ana, status="abandoned", code="RU1-R-AAAAAFN", rule="relaxed", finished_ms=t)
-    await db.add(ana, status="active", code=VECTOR_CODE, chosen=True)
+    other_rule = str(DealCode.parse(deal).with_rule(Rule.RELAXED))
+    await db.add(ana, code=fresh_code("classic"), chosen=True, finished_ms=t)
+    await db.add(
+        ana, status="abandoned", code=other_rule, rule="relaxed", chosen=True, finished_ms=t
+    )
+    await db.add(ana, status="active", code=deal, chosen=True)
 
-    body = await board(client, code="ru1-c-aaaaafn", rule="relaxed")
-    assert (body["code"], body["rule"], body["daily"]) == (VECTOR_CODE, "classic", None)
-    assert ids(body) == [random, chosen, given_up, daily]
-    assert [e["code"] for e in body["entries"]] == [VECTOR_CODE] * 4
-    assert ids(await board(client, code=VECTOR_CODE, by="time")) == [chosen, random]
-    assert ids(await board(client, code=VECTOR_CODE, by="moves")) == [random, chosen]
-    assert ids(await board(client, code=VECTOR_CODE, assisted=True)) == [hinted]
-    # `daily` narrows a per-deal board to the daily games of that date.
-    assert ids(await board(client, code=VECTOR_CODE, daily="2030-05-10")) == [daily]
-    assert ids(await board(client, code=VECTOR_CODE, daily="2030-05-11")) == []
-    # The global board leaves out the chosen deals (and daily games).
+    body = await board(client, code=deal.lower(), rule="relaxed")
+    assert (body["code"], body["rule"], body["daily"]) == (deal, "classic", None)
+    assert ids(body) == [chosen, again, given_up, daily]
+    assert [e["code"] for e in body["entries"]] == [deal] * 4
+    assert [(e["score"], e["ranked_score"]) for e in body["entries"]] == [
+        (625, 625),
+        (635, 625),
+        (300, 300),
+        (200, 200),
+    ]
+    assert ids(await board(client, code=deal, by="time")) == [chosen, again]
+    assert ids(await board(client, code=deal, by="moves")) == [again, chosen]
+    assert ids(await board(client, code=deal, assisted=True)) == [hinted]
+    # The daily board of that day (by date and rule) ranks the daily game finished within it
+    # and shows the code, its day being over; a day or a rule with no deal drawn is empty.
+    by_day = await board(client, daily=day)
+    assert (by_day["code"], by_day["rule"], by_day["daily"]) == (deal, "classic", day)
+    assert ids(by_day) == [daily]
+    assert [e["code"] for e in by_day["entries"]] == [deal]
+    for params in ({"daily": "2030-05-11"}, {"daily": day, "rule": "relaxed"}):
+        empty = await board(client, **params)
+        assert (empty["code"], empty["entries"], empty["next"]) == (None, [], None), params
+    # `code` and `daily` together are refused: the daily board is addressed by date and rule.
+    await refused(client, BOARDS, {"code": deal, "daily": day})
+
+    # A random deal, revealed when its game ended, then chosen by another player: both are on
+    # its board, only the random game on the global board (no chosen or daily game is).
+    code = fresh_code("classic")
+    random = await db.add(bob, code=code, finished_ms=t + 3)
+    replay = await db.add(ana, code=code, chosen=True, finished_ms=t + 4)
+    assert ids(await board(client, code=code)) == [random, replay]
     assert ids(await board(client)) == [random]
-    assert ids(await board(client, daily="2030-05-10")) == [random]
 
 
 async def test_assisted_games_are_ranked_only_on_assisted_boards(
@@ -249,11 +342,16 @@ async def test_assisted_games_are_ranked_only_on_assisted_boards(
 ) -> None:
     (ana, _), (bob, _) = await players(api, "Ana", "Bob")
     t = NOW - 10 * HOUR
-    clean1 = await db.add(ana, score=625, elapsed_ms=60_000, finished_ms=t)
+    deal = fresh_code("classic")
+    clean1 = await db.add(ana, code=deal, score=625, elapsed_ms=60_000, finished_ms=t)
     clean2 = await db.add(bob, status="abandoned", score=100, finished_ms=t + 1)
     hint1 = await db.add(bob, score=635, elapsed_ms=10_000, finished_ms=t + 2, assisted=True)
     hint2 = await db.add(ana, status="abandoned", score=500, finished_ms=t + 3, assisted=True)
     await db.add(ana, status="abandoned", score=600, finished_ms=t, assisted=True, chosen=True)
+    # Clean1's deal, revealed when it ended, chosen by Bob, who used a hint.
+    replay = await db.add(
+        bob, code=deal, chosen=True, elapsed_ms=5_000, finished_ms=t + 4, assisted=True
+    )
     assert ids(await board(client)) == [clean1, clean2]
     assert ids(await board(client, assisted=False)) == [clean1, clean2]
     assisted = await board(client, assisted=True)
@@ -263,8 +361,8 @@ async def test_assisted_games_are_ranked_only_on_assisted_boards(
     assert ids(await board(client, by="time", assisted=True)) == [hint1]
     assert ids(await board(client, by="moves", assisted=True)) == [hint1]
     # Per-deal boards too: a hint keeps a game off the clean board of its deal.
-    assert ids(await board(client, code=VECTOR_CODE)) == [clean1]
-    assert ids(await board(client, code=VECTOR_CODE, assisted=True)) == [hint1]
+    assert ids(await board(client, code=deal)) == [clean1]
+    assert ids(await board(client, code=deal, assisted=True)) == [replay]
 
 
 async def test_games_played_over_http_on_the_per_deal_board(
@@ -289,21 +387,35 @@ async def test_games_played_over_http_on_the_per_deal_board(
     await paced_play(tapi, clock, a_auth, game["id"], games[0]["actions"][:6], 1000)
     abandon = await timed.post(f"/api/v1/games/{game['id']}/abandon", headers=a_auth)
     assert abandon.status == 200
-    abandoned = (await abandon.json())["score"]
+    abandoned = await abandon.json()
+    # No take-back in those six moves: its ranked score is its score.
+    assert 0 < abandoned["ranked_score"] == abandoned["score"] < 625
 
+    # Ranked by ranked score: Bob's take-back scored 10 more, not a better rank; the three wins
+    # tie at 625 and go in finishing order.
     by_score = await board(timed, code=VECTOR_CODE)
-    assert ids(by_score) == [played[bob], played[ana], played[cyd], game["id"]]
-    assert [e["score"] for e in by_score["entries"]] == [635, 625, 625, abandoned]
+    assert ids(by_score) == [played[ana], played[bob], played[cyd], game["id"]]
+    assert [(e["status"], e["score"], e["ranked_score"]) for e in by_score["entries"]] == [
+        ("won", 625, 625),
+        ("won", 635, 625),
+        ("won", 625, 625),
+        ("abandoned", abandoned["score"], abandoned["ranked_score"]),
+    ]
     by_time = await board(timed, code=VECTOR_CODE, by="time")
     assert ids(by_time) == [played[bob], played[ana], played[cyd]]
     assert [e["time_ms"] for e in by_time["entries"]] == [44_000, 86_000, 180_000]
     by_moves = await board(timed, code=VECTOR_CODE, by="moves")
     assert ids(by_moves) == [played[ana], played[bob], played[cyd]]
     assert [e["moves"] for e in by_moves["entries"]] == [87, 89, 89]
-    for entry in by_score["entries"][:3]:
+    for entry in by_score["entries"]:
         game_body = await tapi.get(f"/api/v1/games/{entry['game_id']}")
         assert entry["finished_at"] == game_body["finished_at"]
         assert entry["player"] == game_body["player"]
+        assert entry["code"] == game_body["code"] == VECTOR_CODE
+        assert (entry["score"], entry["ranked_score"]) == (
+            game_body["score"],
+            game_body["ranked_score"],
+        )
     # Every one chose its deal: the global boards are empty.
     for by in ("score", "time", "moves"):
         assert ids(await board(timed, by=by)) == []
@@ -331,11 +443,17 @@ async def test_periods_are_calendar_periods_in_utc(
     }
     game_of = {}
     for index, (name, moment) in enumerate(moments.items()):
-        # Better games finish earlier, so that the order is the same on every board.
+        # Every won game ranks 625 (whatever its take-back points), so the score board is in
+        # finishing order; the games that finished earlier are also faster and shorter, so
+        # that the order is the same on every board: the earliest finish first.
         game_of[name] = await db.add(
-            ana, score=635 - index, elapsed_ms=10_000 + index, moves=90 + index, finished_ms=moment
+            ana, score=635 - index, elapsed_ms=20_000 - index, moves=120 - index, finished_ms=moment
         )
     names = list(moments)
+
+    def in_order(kept: list[str]) -> list[str]:
+        return [game_of[n] for n in reversed(kept)]
+
     expected = {
         "day": names[:2],
         "week": names[:4],
@@ -346,18 +464,18 @@ async def test_periods_are_calendar_periods_in_utc(
         for by in ("score", "time", "moves"):
             body = await board(timed, period=period, by=by)
             assert body["period"] == period
-            assert ids(body) == [game_of[n] for n in kept], (period, by)
+            assert ids(body) == in_order(kept), (period, by)
 
     # The next midnight starts a new day, not a new week.
     clock.now = ms(2030, 5, 16)
     assert ids(await board(timed, period="day")) == []
-    assert ids(await board(timed, period="week")) == [game_of[n] for n in names[:4]]
+    assert ids(await board(timed, period="week")) == in_order(names[:4])
     # Sunday night is still that week; Monday starts the next.
     clock.now = ms(2030, 5, 20) - 1
-    assert ids(await board(timed, period="week")) == [game_of[n] for n in names[:4]]
+    assert ids(await board(timed, period="week")) == in_order(names[:4])
     clock.now = ms(2030, 5, 20)
     assert ids(await board(timed, period="week")) == []
-    assert ids(await board(timed, period="month")) == [game_of[n] for n in names[:6]]
+    assert ids(await board(timed, period="month")) == in_order(names[:6])
     # A week that began in the previous month: the week keeps May 28, the month does not.
     late_may = await db.add(ana, score=100, finished_ms=ms(2030, 5, 28, 9))
     june = await db.add(ana, score=50, finished_ms=ms(2030, 6, 1, 9))
@@ -373,15 +491,20 @@ async def test_periods_are_calendar_periods_in_utc(
 
 
 async def add_crowd(db: Db, player_ids: list[str], n: int, code: str | None = None) -> None:
-    """`n` won and abandoned games with many ties of measure and of finishing moment."""
+    """`n` won and abandoned games with many ties of measure and of finishing moment (random
+    deals, or games of `code`, half of them chosen). Won games score 625 or 635 (a take-back)
+    and rank 625; abandoned ones rank 0 to 400, or 625 (tied with the won games), and some
+    scored take-back points above their ranked score."""
     t = NOW - 2 * HOUR  # today
     game_ids = ordered_ids(n)
     for index in range(n):
         won = index % 4 != 3
+        ranked = 625 if won or index % 5 == 3 else 100 * (index % 5)
         await db.add(
             player_ids[index % len(player_ids)],
             status="won" if won else "abandoned",
-            score=(625 + 10 * (index % 2)) if won else 100 * (index % 5),
+            score=ranked + 10 * (index % 2),
+            ranked_score=ranked,
             elapsed_ms=40_000 + 1_000 * (index % 3),
             moves=87 + index % 4,
             finished_ms=t + 1_000 * (index % 5),
@@ -452,6 +575,7 @@ async def test_a_walk_stays_whole_while_games_finish(
     (ana, _), (bob, _) = await players(api, "Ana", "Bob")
     await add_crowd(db, [ana, bob], 16)
     before = ids(await board(client, by=by, limit=100))
+    assert len(before) == (16 if by == "score" else 12)
     seen: list[dict[str, Any]] = []
     limit = 3
     body = await board(client, by=by, limit=limit)
@@ -463,16 +587,21 @@ async def test_a_walk_stays_whole_while_games_finish(
             break
         round_ += 1
         last = body["entries"][-1]
-        # Finishing now (later than every game so far): a better game, a worse one, and one
-        # tied with the last game seen (it goes after it: it finished later).
+        # Finishing now (later than every game so far): a better game (the fastest; on the
+        # score board a win, which ranks 625 whatever its take-back points, so it is better
+        # once the walk is past the wins), a worse one (the slowest win; the lowest ranked
+        # score), and one tied with the last game seen (it goes after it: it finished later).
         later += 1_000
         await db.add(ana, score=635, elapsed_ms=1_000 + round_, moves=50, finished_ms=later)
-        await db.add(bob, status="won", score=625, elapsed_ms=999_000, finished_ms=later + 1)
-        await db.add(bob, status="abandoned", score=0, elapsed_ms=1, finished_ms=later + 2)
+        if by == "time":
+            await db.add(bob, status="won", elapsed_ms=999_000, finished_ms=later + 1)
+        else:
+            await db.add(bob, status="abandoned", score=0, elapsed_ms=1, finished_ms=later + 2)
         await db.add(
             ana,
-            status="won" if last["score"] >= 625 else "abandoned",
+            status=last["status"],
             score=last["score"],
+            ranked_score=last["ranked_score"],
             elapsed_ms=last["time_ms"],
             moves=last["moves"],
             finished_ms=later + 3,
@@ -533,6 +662,7 @@ async def test_bad_board_parameters_are_refused(
         {"code": "hello"},
         {"daily": "2030-02-30"},
         {"daily": "today"},
+        {"code": VECTOR_CODE, "daily": "2030-05-15"},
         {"unknown": "1"},
     ):
         await refused(client, BOARDS, params)
@@ -560,7 +690,8 @@ async def test_bad_board_parameters_are_refused(
     for text in forged:
         await refused(client, BOARDS, {"after": text})
 
-    # A cursor of this board on any other board.
+    # A cursor of this board on any other board (a daily board whose deal was drawn).
+    await db.daily_deal(TODAY)
     for other in (
         {"by": "time"},
         {"by": "moves"},
@@ -569,7 +700,7 @@ async def test_bad_board_parameters_are_refused(
         {"period": "week"},
         {"assisted": "true"},
         {"code": VECTOR_CODE},
-        {"code": VECTOR_CODE, "daily": "2030-05-15"},
+        {"daily": TODAY},
     ):
         await refused(client, BOARDS, {**other, "after": cursor})
     # A cursor of a player's game listing is not a board's, and the other way round.
@@ -635,22 +766,25 @@ async def test_stats_per_rule_with_streaks_in_finishing_order(
         "won": 6,
         "win_rate": 0.75,
         "best_score": 635,
+        "best_ranked_score": 625,  # the 635 points of a take-back rank 625
         "best_time_ms": 60_000,
         "fewest_moves": 90,
         "current_streak": 1,
         "longest_streak": 3,
         "clean_wins": 5,
         "daily_streak": 0,
+        "race": NO_RACE,
     }
     relaxed = body["rules"]["relaxed"]
     assert set(relaxed) == STATS_KEYS
     assert relaxed["played"] == 3 and relaxed["won"] == 2
     assert relaxed["win_rate"] == pytest.approx(2 / 3, abs=1e-4)
-    assert (relaxed["best_score"], relaxed["best_time_ms"], relaxed["fewest_moves"]) == (
-        625,
-        100_001,
-        248,
-    )
+    assert (
+        relaxed["best_score"],
+        relaxed["best_ranked_score"],
+        relaxed["best_time_ms"],
+        relaxed["fewest_moves"],
+    ) == (625, 625, 100_001, 248)
     assert (relaxed["current_streak"], relaxed["longest_streak"], relaxed["clean_wins"]) == (
         2,
         2,
@@ -671,12 +805,14 @@ async def test_stats_per_rule_with_streaks_in_finishing_order(
             "won": 0,
             "win_rate": 0,
             "best_score": None,
+            "best_ranked_score": None,
             "best_time_ms": None,
             "fewest_moves": None,
             "current_streak": 0,
             "longest_streak": 0,
             "clean_wins": 0,
             "daily_streak": 0,
+            "race": NO_RACE,
         }
 
 
@@ -697,12 +833,14 @@ async def test_stats_of_games_played_over_http(
         "won": 1,
         "win_rate": 0.5,
         "best_score": 625,
+        "best_ranked_score": 625,
         "best_time_ms": 86_000,
         "fewest_moves": 87,
         "current_streak": 0,
         "longest_streak": 1,
         "clean_wins": 1,
         "daily_streak": 0,
+        "race": NO_RACE,
     }
     assert stats["rules"]["relaxed"]["played"] == 0
 
@@ -719,7 +857,6 @@ async def test_daily_streak_counts_consecutive_won_daily_deals(
             status=status,
             score=625 if status == "won" else 50,
             finished_ms=ms(2030, 5, day, 10),
-            chosen=True,
             daily=date,
             practice=practice,
         )
@@ -769,14 +906,16 @@ async def test_player_games_newest_first_with_filters_and_pages(
         created = base + (index // 2) * 60_000  # pairs created at the same moment
         rule = "relaxed" if index % 3 == 0 else "classic"
         status = statuses[index % 3 if index % 5 else 1]
+        code = fresh_code(rule)  # random deals, dealt from secret codes
         game_id = await db.add(
             ana,
             rule=rule,
             status=status,
+            code=code,
             created_ms=created,
             finished_ms=created + 30_000,
         )
-        made[game_id] = {"created": created, "rule": rule, "status": status}
+        made[game_id] = {"created": created, "rule": rule, "status": status, "code": code}
     await db.add(bob, created_ms=base + 60_000)  # another player's
     listing = f"/api/v1/players/{ana}/games"
 
@@ -809,6 +948,11 @@ async def test_player_games_newest_first_with_filters_and_pages(
             made[game["id"]]["rule"],
             made[game["id"]]["status"],
         )
+        # A random deal's code is a secret until its game ends; its commitment is always shown.
+        code = made[game["id"]]["code"]
+        assert game["code"] == (None if game["status"] == "active" else code)
+        assert game["deal_commitment"] == commitment(code)
+        assert (game["chosen"], game["daily"]) == (False, None)
         if game["status"] == "active":
             assert game["finished_at"] is None
             assert sum(card is None for column in game["tableau"] for card in column) == 21
@@ -939,6 +1083,10 @@ async def test_export_streams_verifiable_replays_of_finished_games(
         game = await tapi.get(f"/api/v1/games/{line['game_id']}")
         assert line == await tapi.get(f"/api/v1/games/{line['game_id']}/replay")
         assert line["deal"] is not None
+        # Finished: a random deal's code is revealed too, and matches its commitment.
+        assert line["code"] == game["code"] is not None
+        assert line["deal_commitment"] == game["deal_commitment"] == commitment(line["code"])
+        assert game["chosen"] is (line["game_id"] != quit3)
         assert line["player"] == {"id": ana, "name": "Ana"}
         result = line["result"]
         assert (result["status"], result["score"], result["moves"]) == (
@@ -956,6 +1104,7 @@ async def test_export_streams_verifiable_replays_of_finished_games(
             result["moves"],
         )
     assert [line["result"]["status"] for line in lines] == ["won"] * 2 + ["abandoned"] * 3
+    assert lines[-1]["code"].startswith("RU2-C-")  # the random deal
 
     async def exported(**params: str) -> list[str]:
         return [line["game_id"] for line in await export(timed, ana, **params)]
@@ -990,43 +1139,103 @@ async def test_export_streams_verifiable_replays_of_finished_games(
 # ================================================================ the daily deal
 
 
-async def test_the_daily_code_is_the_same_everywhere_and_changes_with_the_day(
+async def secret_code(db: Db, game: dict[str, Any]) -> str:
+    """The secret code of a daily game's deal as the server stored it (`daily_deals`), which
+    the test needs to play legal moves before the day reveals it; checked against the game's
+    commitment."""
+    code = await db.daily_deal(game["daily"], game["rule"], draw=False)
+    assert code is not None and commitment(code) == game["deal_commitment"], (code, game)
+    return code
+
+
+async def test_the_daily_deal_is_the_same_everywhere_and_changes_with_the_day(
     aiohttp_client: ClientFactory,
     settings: Settings,
     timed: TestClient[Any, Any],
     tapi: Api,
     clock: Clock,
+    db: Db,
 ) -> None:
     first = await tapi.get("/api/v1/daily")
-    assert set(first) == {"date", "rule", "code", "leaderboard"}
-    assert (first["date"], first["rule"]) == (TODAY, "classic")
-    assert CODE_RE.match(first["code"]) and first["code"][4] == "C", first
-    assert first["leaderboard"] == f"/api/v1/leaderboards?code={first['code']}&daily={TODAY}"
+    assert set(first) == {"date", "rule", "code", "deal_commitment", "leaderboard"}
+    assert (first["date"], first["rule"], first["code"]) == (TODAY, "classic", None)
+    assert COMMITMENT_RE.match(first["deal_commitment"]), first
+    assert first["leaderboard"] == f"/api/v1/leaderboards?daily={TODAY}&rule=classic"
     assert await tapi.get("/api/v1/daily") == first
     assert await tapi.get("/api/v1/daily?rule=classic") == first
+    assert await tapi.get(f"/api/v1/daily?date={TODAY}") == first
     relaxed = await tapi.get("/api/v1/daily?rule=relaxed")
-    assert (relaxed["date"], relaxed["rule"]) == (TODAY, "relaxed")
-    assert CODE_RE.match(relaxed["code"]) and relaxed["code"][4] == "R", relaxed
+    assert (relaxed["date"], relaxed["rule"], relaxed["code"]) == (TODAY, "relaxed", None)
+    assert COMMITMENT_RE.match(relaxed["deal_commitment"]), relaxed
+    assert relaxed["deal_commitment"] != first["deal_commitment"]
+    assert relaxed["leaderboard"] == f"/api/v1/leaderboards?daily={TODAY}&rule=relaxed"
     assert await tapi.get("/api/v1/daily?rule=relaxed") == relaxed
+    # The day's deals were stored when first drawn: secret RU2 codes, the ones committed to.
+    code = await db.daily_deal(TODAY, "classic", draw=False)
+    relaxed_code = await db.daily_deal(TODAY, "relaxed", draw=False)
+    assert code is not None and CODE_RE.match(code) and code[4] == "C", code
+    assert relaxed_code is not None and CODE_RE.match(relaxed_code), relaxed_code
+    assert relaxed_code[4] == "R"
+    assert (commitment(code), commitment(relaxed_code)) == (
+        first["deal_commitment"],
+        relaxed["deal_commitment"],
+    )
     # The solver certified it winnable (and says so again).
-    verdict = await tapi.get(f"/api/v1/deals/{first['code']}/winnable")
+    verdict = await tapi.get(f"/api/v1/deals/{code}/winnable")
     assert verdict["status"] == "winnable"
 
-    # Another server process on the same database, later the same day.
-    other = await clocked_client(aiohttp_client, settings, Clock(NOW + 11 * HOUR))
-    assert await Api(other).get("/api/v1/daily") == first
-    assert await Api(other).get("/api/v1/daily?rule=relaxed") == relaxed
+    # Every player gets that deal, on every server process of the database: Ana here, Bob on
+    # another process later the same day.
+    (_ana, a_auth), (_bob, b_auth) = await players(tapi, "Ana", "Bob")
+    ana_game = await tapi.game(a_auth, daily=True)
+    other_clock = Clock(NOW + 11 * HOUR)
+    other = Api(await clocked_client(aiohttp_client, settings, other_clock))
+    assert await other.get("/api/v1/daily") == first
+    assert await other.get("/api/v1/daily?rule=relaxed") == relaxed
+    bob_game = await other.game(b_auth, daily=True)
+    for game in (ana_game, bob_game):
+        assert (game["code"], game["deal_commitment"], game["daily"], game["chosen"]) == (
+            None,
+            first["deal_commitment"],
+            TODAY,
+            False,
+        )
+        assert game["tableau"] == local_game(code).tableau_view()
 
-    # Another day, another code; the day before comes back the same.
+    # Another day, another deal; the day before reveals its code, the one committed to.
     clock.now = ms(2030, 5, 16, 0, 0, 0)
     tomorrow = await tapi.get("/api/v1/daily")
-    assert tomorrow["date"] == "2030-05-16"
-    assert tomorrow["code"] != first["code"] and tomorrow["code"][4] == "C"
-    assert tomorrow["leaderboard"].endswith("&daily=2030-05-16")
+    assert (tomorrow["date"], tomorrow["rule"], tomorrow["code"]) == ("2030-05-16", "classic", None)
+    assert tomorrow["leaderboard"] == "/api/v1/leaderboards?daily=2030-05-16&rule=classic"
+    next_code = await db.daily_deal("2030-05-16", "classic", draw=False)
+    assert next_code is not None and next_code != code and next_code[4] == "C"
+    assert commitment(next_code) == tomorrow["deal_commitment"] != first["deal_commitment"]
+    past = await tapi.get(f"/api/v1/daily?date={TODAY}")
+    assert past == {**first, "code": code}
+    assert await tapi.get(f"/api/v1/daily?date={TODAY}&rule=relaxed") == {
+        **relaxed,
+        "code": relaxed_code,
+    }
+    for game in (ana_game, bob_game):
+        revealed = await tapi.get(f"/api/v1/games/{game['id']}")
+        assert (revealed["code"], revealed["deal_commitment"]) == (code, first["deal_commitment"])
+    # The other process, still on the 15th, keeps the code secret; on the 16th it deals the
+    # same new deal and reveals the same code.
+    assert await other.get("/api/v1/daily") == first
+    other_clock.now = ms(2030, 5, 16, 8)
+    assert await other.get("/api/v1/daily") == tomorrow
+    assert await other.get(f"/api/v1/daily?date={TODAY}") == past
+    # Late on the 15th the deal is the same, and secret again.
     clock.now = ms(2030, 5, 15, 23, 59, 59)
     assert await tapi.get("/api/v1/daily") == first
 
-    for params in ({"rule": "spider"}, {"rule": ""}, {"day": "2030-05-16"}):
+    for params in (
+        {"rule": "spider"},
+        {"rule": ""},
+        {"day": "2030-05-16"},
+        {"date": "2030-05-16"},  # tomorrow, on this process
+        {"date": "2030-5-15"},
+    ):
         await refused(timed, "/api/v1/daily", params)
 
 
@@ -1039,21 +1248,23 @@ async def test_the_daily_deal_without_a_test_clock_is_todays(
     game = await api.game(auth, daily=True)
     after = datetime.now(UTC).strftime("%Y-%m-%d")
     assert body["date"] in (before, after)
+    assert (body["code"], game["code"], game["chosen"]) == (None, None, False)
     if before == after:  # not across midnight
-        assert game["code"] == body["code"]
+        assert game["daily"] == body["date"]
+        assert game["deal_commitment"] == body["deal_commitment"]
 
 
 async def test_daily_games_first_attempt_ranked_later_ones_practice(
-    timed: TestClient[Any, Any], tapi: Api, clock: Clock
+    timed: TestClient[Any, Any], tapi: Api, clock: Clock, db: Db
 ) -> None:
     (_ana, a_auth), (_bob, b_auth) = await players(tapi, "Ana", "Bob")
     daily = await tapi.get("/api/v1/daily")
-    code = daily["code"]
+    commitment_of_day = daily["deal_commitment"]
 
     async def daily_game(auth: dict[str, str], moves: int, **body: Any) -> dict[str, Any]:
         clock.now += 60_000
         game = await tapi.game(auth, daily=True, **body)
-        line = legal_line(game["code"], moves)
+        line = legal_line(await secret_code(db, game), moves)
         await play(tapi, auth, game["id"], line)
         clock.now += 60_000
         response = await timed.post(f"/api/v1/games/{game['id']}/abandon", headers=auth)
@@ -1062,16 +1273,24 @@ async def test_daily_games_first_attempt_ranked_later_ones_practice(
         return finished
 
     first = await daily_game(a_auth, 1)
-    assert (first["code"], first["rule"]) == (code, "classic")
+    code = await secret_code(db, first)
+    assert (first["code"], first["rule"], first["daily"], first["chosen"]) == (
+        None,
+        "classic",
+        TODAY,
+        False,
+    )
+    assert first["deal_commitment"] == commitment_of_day
     again = await daily_game(a_auth, 6)  # practice, however good
-    assert again["code"] == code
+    assert (again["code"], again["deal_commitment"]) == (None, commitment_of_day)
     theirs = await daily_game(b_auth, 2)
 
-    ranked = await board(timed, code=code, daily=TODAY)
-    assert (ranked["code"], ranked["daily"], ranked["rule"]) == (code, TODAY, "classic")
+    ranked = await board(timed, daily=TODAY)
+    assert (ranked["code"], ranked["daily"], ranked["rule"]) == (None, TODAY, "classic")
     assert set(ids(ranked)) == {first["id"], theirs["id"]}
+    assert [e["code"] for e in ranked["entries"]] == [None, None]  # secret until the day ends
     assert again["id"] not in ids(await board(timed, code=code))
-    assert ids(await board(timed, code=code, daily="2030-05-14")) == []
+    assert ids(await board(timed, daily="2030-05-14")) == []
     # The link the daily deal gives is that board.
     linked, _ = await get_page(timed, daily["leaderboard"])
     assert ids(linked) == ids(ranked)
@@ -1080,7 +1299,8 @@ async def test_daily_games_first_attempt_ranked_later_ones_practice(
 
     # The relaxed daily deal, and bodies that mix a daily deal with another choice.
     relaxed = await tapi.game(b_auth, daily=True, rule="relaxed")
-    assert relaxed["code"] == (await tapi.get("/api/v1/daily?rule=relaxed"))["code"]
+    relaxed_day = await tapi.get("/api/v1/daily?rule=relaxed")
+    assert (relaxed["code"], relaxed["deal_commitment"]) == (None, relaxed_day["deal_commitment"])
     for body in (
         {"daily": True, "code": code},
         {"daily": True, "winnable": True},
@@ -1092,12 +1312,17 @@ async def test_daily_games_first_attempt_ranked_later_ones_practice(
     # The next day, Ana's first game of the new daily deal is ranked again.
     clock.now = ms(2030, 5, 16, 9)
     next_day = await daily_game(a_auth, 1)
-    assert next_day["code"] != code
-    assert ids(await board(timed, code=next_day["code"], daily="2030-05-16")) == [next_day["id"]]
+    assert next_day["daily"] == "2030-05-16"
+    assert await secret_code(db, next_day) != code
+    assert ids(await board(timed, daily="2030-05-16")) == [next_day["id"]]
+    # The day before is over: its board keeps its games and shows the code.
+    past = await board(timed, daily=TODAY)
+    assert (past["code"], ids(past)) == (code, ids(ranked))
+    assert [e["code"] for e in past["entries"]] == [code, code]
 
 
 async def test_the_first_daily_game_of_each_rule_is_ranked(
-    timed: TestClient[Any, Any], tapi: Api
+    timed: TestClient[Any, Any], tapi: Api, db: Db
 ) -> None:
     """Each rule has its own daily deal and board: playing the classic one first does not make
     the player's relaxed daily game of the same day practice."""
@@ -1105,22 +1330,23 @@ async def test_the_first_daily_game_of_each_rule_is_ranked(
     played = {}
     for rule in ("classic", "relaxed"):
         game = await tapi.game(auth, daily=True, rule=rule)
-        await play(tapi, auth, game["id"], legal_line(game["code"], 1))
+        await play(tapi, auth, game["id"], legal_line(await secret_code(db, game), 1))
         response = await timed.post(f"/api/v1/games/{game['id']}/abandon", headers=auth)
         assert response.status == 200
         played[rule] = game
     for rule, game in played.items():
-        ranked = await board(timed, code=game["code"], daily=TODAY)
-        assert ids(ranked) == [game["id"]], (rule, game["code"], ranked)
+        ranked = await board(timed, daily=TODAY, rule=rule)
+        assert ids(ranked) == [game["id"]], (rule, ranked)
 
 
 async def test_a_daily_game_is_hidden_from_others_until_its_day_ends(
-    timed: TestClient[Any, Any], tapi: Api, clock: Clock
+    timed: TestClient[Any, Any], tapi: Api, clock: Clock, db: Db
 ) -> None:
     (_ana, a_auth), (_bob, b_auth) = await players(tapi, "Ana", "Bob")
     game = await tapi.game(b_auth, daily=True)
     game_id = game["id"]
-    await play(tapi, b_auth, game_id, legal_line(game["code"], 2))
+    code = await secret_code(db, game)
+    await play(tapi, b_auth, game_id, legal_line(code, 2))
     ordinary = await tapi.game(b_auth)
     paths = [
         f"/api/v1/games/{game_id}",
@@ -1173,17 +1399,18 @@ async def test_a_daily_game_is_hidden_from_others_until_its_day_ends(
     assert await watch_status() == 200
     replay = await tapi.get(f"/api/v1/games/{game_id}/replay")
     assert replay["deal"] is not None and len(replay["actions"]) == 2
+    assert (replay["code"], replay["deal_commitment"]) == (code, game["deal_commitment"])
 
 
 async def hidden_daily_game(
-    timed: TestClient[Any, Any], tapi: Api, *, finish: bool
+    timed: TestClient[Any, Any], tapi: Api, db: Db, *, finish: bool
 ) -> tuple[str, dict[str, str], str, list[str]]:
     """Bob's daily game of today, three moves in (and given up if `finish`), which GET refuses
     to others: (Bob's id, his auth, the game's id, its moves)."""
     (bob, b_auth) = await tapi.player("Bob")
     game = await tapi.game(b_auth, daily=True)
     game_id = game["id"]
-    line = legal_line(game["code"], 3)
+    line = legal_line(await secret_code(db, game), 3)
     await play(tapi, b_auth, game_id, line)
     if finish:
         response = await timed.post(f"/api/v1/games/{game_id}/abandon", headers=b_auth)
@@ -1194,28 +1421,31 @@ async def hidden_daily_game(
 
 
 async def test_others_export_leaves_out_a_daily_game_of_today(
-    timed: TestClient[Any, Any], tapi: Api, clock: Clock
+    timed: TestClient[Any, Any], tapi: Api, clock: Clock, db: Db
 ) -> None:
     """The export needs no token: it must not give others the line of a daily game whose
     replay is refused to them (403) until the day ends."""
-    bob, b_auth, game_id, line = await hidden_daily_game(timed, tapi, finish=True)
+    bob, b_auth, game_id, line = await hidden_daily_game(timed, tapi, db, finish=True)
     exported = await export(timed, bob)
     assert game_id not in [replay["game_id"] for replay in exported], "the line is exported"
     # Its own player gets it, and so does everyone once the day is over.
     mine = await export(timed, bob, headers=b_auth)
     assert [replay["game_id"] for replay in mine] == [game_id]
+    assert (mine[0]["code"], mine[0]["deal"]) == (None, None)  # the code is secret to all
     clock.now = ms(2030, 5, 16, 1)
     later = await export(timed, bob)
     assert [replay["game_id"] for replay in later] == [game_id]
     assert [a["move"] for a in later[0]["actions"]] == line
+    assert commitment(later[0]["code"]) == later[0]["deal_commitment"] == mine[0]["deal_commitment"]
+    assert later[0]["deal"] is not None
 
 
 async def test_others_listing_does_not_show_a_daily_game_of_today(
-    timed: TestClient[Any, Any], tapi: Api, clock: Clock
+    timed: TestClient[Any, Any], tapi: Api, clock: Clock, db: Db
 ) -> None:
     """The game listing needs no token: it must not show others the position of a daily game
     that GET /games/{id} refuses them (403) until the day ends."""
-    bob, b_auth, game_id, _ = await hidden_daily_game(timed, tapi, finish=False)
+    bob, b_auth, game_id, _ = await hidden_daily_game(timed, tapi, db, finish=False)
 
     def shown(listing: dict[str, Any]) -> list[str]:
         """The cards the listing shows of the daily game (none if it leaves the game out)."""
