@@ -138,8 +138,6 @@ class BoardService:
             async with self.readers.begin() as session:
                 code = await queries.daily_deal(session, daily, rule)
             shown = code if code_revealed(True, daily, "won", now) else None
-            if code is None:
-                return BoardPage([], None, now, None)
             until = day_end(daily)
         position: tuple[int, int, str] | None = None
         rank = 0
@@ -148,6 +146,8 @@ class BoardService:
             if rank < 0:
                 raise bad_cursor()
             position = (key, finished, game_id)
+        if daily is not None and code is None:  # no deal was drawn that day
+            return BoardPage([], None, now, None)
         query = store.BoardQuery(
             rule=rule,
             by=by,
