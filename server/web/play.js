@@ -226,8 +226,9 @@ export async function mount(root, params) {
 }
 
 // `race`, for a race game: {locked(): no action may be sent now (the countdown, or the
-// deadline passed), elapsed(): the race's time so far by the server's clock, ended(): the race
-// is over (its games are revealed)}.
+// deadline passed), late(): the deadline passed (not even giving up is taken then),
+// elapsed(): the race's time so far by the server's clock, ended(): the race is over (its
+// games are revealed)}.
 export class PlayView {
   constructor(root, current = () => true, race = null) {
     this.root = root;
@@ -450,7 +451,7 @@ export class PlayView {
     this.tick();
     for (const [id, off] of [
       ["#undo", !playable || game.undo_available === 0], ["#hint", !active],
-      ["#give-up", !active],
+      ["#give-up", !active || Boolean(this.race && this.race.late())],
     ]) {
       const button = this.bar.querySelector(id);
       if (!button) continue; // a race has no hint
@@ -688,7 +689,7 @@ export class PlayView {
   // is then revealed.
   async giveUp() {
     const game = this.game;
-    if (!game || game.status !== "active") return;
+    if (!game || game.status !== "active" || (this.race && this.race.late())) return;
     let text = "giveUp.text.chosen";
     if (game.race_id) text = "giveUp.text.race";
     else if (game.daily) text = "giveUp.text.daily";

@@ -334,6 +334,8 @@ export async function mount(root, params) {
       const now = serverNow();
       return now < startsMs() || now >= deadlineMs();
     },
+    late: () => race.status === "finished" || (race.starts_at !== null
+      && race.status !== "cancelled" && serverNow() >= deadlineMs()),
     elapsed: () => {
       if (!race.starts_at) return 0;
       return Math.min(Math.max(0, serverNow() - startsMs()), race.time_limit_s * 1000);

@@ -444,3 +444,35 @@ def test_a_refusal_in_romanian_and_leaving_an_open_race(
     expect(page.locator("#race-clock")).to_have_text("Cursa a fost anulată.")
     assert call(web_server, "GET", f"/races/{own}")["status"] == "cancelled"
     expect(page.locator("#race-lobby")).to_be_hidden()
+
+
+def test_a_race_left_to_its_deadline_ends_by_itself(page: Page, web_server: WebServer) -> None:
+    """The shortest race (60 s), played by nobody: at the deadline the table locks, the server
+    ends the race on its own, and every game is shown as timed out. (It takes a minute.)"""
+    hal = sign_up(web_server, "Hal")
+    ida = sign_up(web_server, "Ida")
+    body = {"rule": "relaxed", "seats": 2, "winnable": False, "time_limit_s": 60}
+    race_id = call(web_server, "POST", "/races", body, hal["token"])["id"]
+    as_player(page, hal, "he")
+    page.goto(web_server.url(f"/#/race/{race_id}"))
+    expect(page.locator("#race-clock")).to_have_text("ממתין לשחקנים: 1 מתוך 2")
+    race = call(web_server, "POST", f"/races/{race_id}/join", {}, ida["token"])
+    page.wait_for_selector('#table[data-locked="false"]', timeout=COUNTDOWN_MS)
+    expect(page.locator("#race-clock")).to_contain_text("זמן שנותר")
+    expect(page.locator("#give-up")).to_be_enabled()
+    left = seconds(race["starts_at"]) + 60 - seconds(race["now"])
+    # The server ends the race at the deadline on its own (within 2 s): the results.
+    final = page.locator('#race-standings[data-final="true"]')
+    expect(final).to_be_visible(timeout=int(left * 1000) + 10_000)
+    expect(page.locator("#race-clock")).to_have_text("המרוץ הסתיים")
+    expect(page.locator("#give-up")).to_be_disabled()
+    expect(page.locator("#table button")).to_have_count(0)  # nothing left to play
+    for player in (hal, ida):
+        row = final.locator(f'tr[data-player="{player["id"]}"]')
+        expect(row.locator(".col-status")).to_have_text("הזמן נגמר")
+        expect(row.locator(".col-time")).to_have_text("1:00")
+    expect(page.locator("#banner")).to_contain_text("הזמן נגמר.")
+    game = call(web_server, "GET", f"/games/{race['games'][hal['id']]}")
+    assert game["timed_out"] is True and game["status"] == "abandoned"
+    expect(page.locator("#game-code")).to_have_text(game["code"])
+    shot(page, "race-timed-out-he")
