@@ -350,19 +350,20 @@ class Connection:
 
 
 def race_id_of(message: dict[str, Any]) -> str:
-    raw = message.get("race_id")
-    try:
-        return str(uuid.UUID(raw)) if isinstance(raw, str) else str(uuid.UUID(""))
-    except ValueError:
-        raise NotFound(f"There is no race {raw!r}.") from None
+    return uuid_of(message, "race_id", "race")
 
 
 def game_id_of(message: dict[str, Any]) -> str:
-    raw = message.get("game_id")
+    return uuid_of(message, "game_id", "game")
+
+
+def uuid_of(message: dict[str, Any], field: str, what: str) -> str:
+    """The id a message names; anything that is not a UUID names nothing (404)."""
+    raw = message.get(field)
     try:
         return str(uuid.UUID(raw)) if isinstance(raw, str) else str(uuid.UUID(""))
     except ValueError:
-        raise NotFound(f"There is no game {raw!r}.") from None
+        raise NotFound(f"There is no {what} {raw!r}.") from None
 
 
 @routes.get("/api/v1/live")

@@ -115,24 +115,6 @@ async def db(database_url: str) -> AsyncIterator[Db]:
     await found.close()
 
 
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
-
-
-@pytest.fixture
-async def timed(
-    aiohttp_client: ClientFactory, settings: Settings, clock: Clock
-) -> TestClient[Any, Any]:
-    """A client of an app whose every service reads the test's `clock`."""
-    return await clocked_client(aiohttp_client, settings, clock)
-
-
-@pytest.fixture
-def tapi(timed: TestClient[Any, Any]) -> Api:
-    return Api(timed)
-
-
 async def players(api: Api, *names: str) -> list[tuple[str, dict[str, str]]]:
     return [await api.player(name) for name in names]
 

@@ -29,10 +29,9 @@ from sqlalchemy import func, select
 
 from server.engine import CARDS, DealCode, Game, card_text, commitment
 from server.engine.cards import FOUNDATION, place_text
-from server.settings import Settings
 from server.store.db import make_engine
 from server.store.models import DailyDeal, GameRow
-from tests.api.boards_helpers import DAY, HOUR, NOW, TODAY, Clock, clocked_client, ms
+from tests.api.boards_helpers import DAY, HOUR, TODAY, Clock, ms
 from tests.api.helpers import (
     action_body,
     hidden_cards,
@@ -42,7 +41,7 @@ from tests.api.helpers import (
     problem,
     vectors,
 )
-from tests.conftest import Api, ClientFactory, load_data
+from tests.conftest import Api, load_data
 
 LIVE = "/api/v1/live"
 SUBPROTOCOL = "solitaire.v1"
@@ -87,24 +86,6 @@ async def rows(database_url: str) -> AsyncIterator[Rows]:
     found = Rows(database_url)
     yield found
     await found.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
-
-
-@pytest.fixture
-async def timed(
-    aiohttp_client: ClientFactory, settings: Settings, clock: Clock
-) -> TestClient[Any, Any]:
-    """A client of an app whose every service reads the test's `clock`."""
-    return await clocked_client(aiohttp_client, settings, clock)
-
-
-@pytest.fixture
-def tapi(timed: TestClient[Any, Any]) -> Api:
-    return Api(timed)
 
 
 @dataclass(frozen=True)
