@@ -385,7 +385,8 @@ class RaceService:
     async def tick(self) -> None:
         """Settles every race that is due (see the module docstring)."""
         now = self.clock()
-        async with self.writers.begin() as session:
+        # A read (no write lock on SQLite every second): settle() locks each race it moves on.
+        async with self.readers.begin() as session:
             due = await store.due_races(session, now, now - OPEN_FOR_MS)
         for race_id in due:
             try:

@@ -118,7 +118,8 @@ async def last_actions(session: AsyncSession, game_ids: list[str]) -> dict[str, 
 
 async def due_races(session: AsyncSession, now: int, stale_before: int) -> list[str]:
     """Races the server must move on by itself: a countdown that is over, a deadline that has
-    passed, an open race older than `stale_before`. Locked and skipped by other processes."""
+    passed, an open race older than `stale_before` (rows that another process has locked, being
+    settled, are skipped)."""
     query = (
         select(Race.id)
         .where(
