@@ -75,6 +75,11 @@ CHANGE_ATTEMPTS = 8
 """How often a change is decided again after another process changed the game first."""
 
 
+def is_printable_ascii(text: str) -> bool:
+    """Whether `text` is printable ASCII (what tokens and idempotency keys are made of)."""
+    return text.isascii() and text.isprintable()
+
+
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -201,11 +206,16 @@ class GameService:
 
     def known_player(self, token: str) -> str | None:
         """The id of the player of `token` if this process has verified it before."""
+        if not is_printable_ascii(token):
+            return None
         principal = self._principals.get(hash_token(token))
         return principal.id if principal is not None else None
 
     async def authenticate(self, token: str) -> Principal:
-        """The player whose token this is; tokens never change, so they are cached."""
+        """The player whose token this is; tokens never change, so they are cached. A token is
+        printable ASCII (ours are URL-safe base64): anything else is no token of ours."""
+        if not is_printable_ascii(token):
+            raise Unauthorized("The bearer token is not valid.")
         token_hash = hash_token(token)
         cached = self._principals.get(token_hash)
         if cached is not None:

@@ -12,7 +12,7 @@ from server.api.problems import invalid
 from server.domain import Principal
 from server.errors import NotFound, Unauthorized
 from server.keys import SERVICE
-from server.service import GameService
+from server.service import GameService, is_printable_ascii
 
 TOKEN_MAX = 256
 """The longest bearer token looked up (ours are 43 characters); longer ones are refused."""
@@ -63,9 +63,11 @@ async def authenticate(request: web.Request) -> Principal:
 
 def idempotency_key(value: object, field: str) -> str | None:
     """A request's idempotency key (the `Idempotency-Key` header, or the `idempotency_key` of a
-    WebSocket `act`): absent, or 1 to IDEMPOTENCY_KEY_MAX characters of text."""
+    WebSocket `act`): absent, or 1 to IDEMPOTENCY_KEY_MAX printable ASCII characters."""
     if value is None:
         return None
     if not isinstance(value, str) or not 1 <= len(value) <= IDEMPOTENCY_KEY_MAX:
         raise invalid(field, f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
+    if not is_printable_ascii(value):
+        raise invalid(field, "must be printable ASCII characters")
     return value

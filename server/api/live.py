@@ -79,7 +79,12 @@ class Connection:
     # ------------------------------------------------------------------ sending
 
     def push(self, message: dict[str, Any]) -> None:
-        self.enqueue(json.dumps(message, ensure_ascii=False))
+        text = json.dumps(message, ensure_ascii=False)
+        try:
+            text.encode()
+        except UnicodeEncodeError:  # a lone surrogate a client sent (an id): JSON escapes it
+            text = json.dumps(message)
+        self.enqueue(text)
 
     def enqueue(self, text: str) -> None:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -273,3 +274,84 @@ async def test_cors(client: TestClient[Any, Any], api: Api) -> None:
     )
     await problem(response, 401)
     assert response.headers["Access-Control-Allow-Origin"] in ("*", origin["Origin"])
+
+
+async def raw_request(client: TestClient[Any, Any], request: bytes) -> tuple[int, dict[str, Any]]:
+    """Sends `request` as raw bytes (headers that no HTTP library would send) and reads the
+    status and the JSON body of the answer."""
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        length = next(
+            int(line.split(":", 1)[1])
+            for line in lines
+            if line.lower().startswith("content-length")
+        )
+        body = json.loads(await reader.readexactly(length))
+    finally:
+        writer.close()
+    return status, body
+
+
+async def test_tokens_and_keys_outside_printable_ascii_are_refused_not_500(
+    client: TestClient[Any, Any], api: Api
+) -> None:
+    _, auth = await api.player()
+    game_id = (await api.game(auth, code="RU1-C-AAAAAFN"))["id"]
+    before = await state(client, game_id)
+    body = b'{"card": "AC", "to": "f"}'
+
+    def request(*headers: bytes) -> bytes:
+        return (
+            f"POST /api/v1/games/{game_id}/moves HTTP/1.1\r\nHost: test\r\n".encode()
+            + b"".join(h + b"\r\n" for h in headers)
+            + b"Content-Type: application/json\r\nConnection: close\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+
+    token = b"Authorization: " + auth["Authorization"].encode()
+    for bad_token in (b"Authorization: Bearer a\xff", b"Authorization: Bearer \xc3\xa9t\xc3\xa9"):
+        status, document = await raw_request(client, request(bad_token))
+        assert (status, document["type"]) == (401, "/problems/unauthorized"), document
+    # (A control character never gets this far: aiohttp's parser refuses the request.)
+    for bad_key in (b"Idempotency-Key: k\xff", b"Idempotency-Key: cl\xc3\xa9"):
+        status, document = await raw_request(client, request(token, bad_key))
+        assert status == 422, document
+        assert document["errors"][0]["field"] == "Idempotency-Key", document
+    assert await state(client, game_id) == before
+
+
+async def test_lone_surrogates_over_the_websocket_get_answers(
+    client: TestClient[Any, Any], api: Api
+) -> None:
+    _, auth = await api.player()
+    game_id = (await api.game(auth, code="RU1-C-AAAAAFN"))["id"]
+    ws = await client.ws_connect("/api/v1/live", protocols=("solitaire.v1",))
+    try:
+        # JSON escapes of lone surrogates: valid JSON, text that is no UTF-8.
+        await ws.send_str('{"type": "ping", "id": "x\\ud800"}')
+        pong = await ws.receive_json(timeout=5)
+        assert pong == {"type": "pong", "id": "x\ud800"}, pong
+        await ws.send_str('{"type": "auth", "id": 1, "token": "t\\udcff"}')
+        error = await ws.receive_json(timeout=5)
+        assert (error["type"], error["problem"]["status"]) == ("error", 401), error
+        await ws.send_json({"type": "auth", "id": 2, "token": auth["Authorization"][7:]})
+        assert (await ws.receive_json(timeout=5))["type"] == "authenticated"
+        await ws.send_str(
+            json.dumps({"type": "act", "id": 3, "game_id": game_id, "action": {"action": "undo"}})[
+                :-1
+            ]
+            + ', "idempotency_key": "k\\ud800"}'
+        )
+        error = await ws.receive_json(timeout=5)
+        assert (error["type"], error["problem"]["status"]) == ("error", 422), error
+        # The connection and its sender are still alive.
+        await ws.send_json({"type": "ping", "id": "still"})
+        assert await ws.receive_json(timeout=5) == {"type": "pong", "id": "still"}
+    finally:
+        await ws.close()
