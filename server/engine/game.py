@@ -13,8 +13,8 @@ Representation (chosen for speed; see bench/engine.py):
 - `where[card]` is the column 0..6 that holds the card, or `FOUNDATION` when it is on its
   foundation; `hidden[card]` says whether it is face-down (derived from `down`, kept in step).
 - `reached` is a 52-bit set (bit `1 << card`) of the cards that have reached their foundation at
-  least once in the current line of play: every card on a foundation, and the cards taken back
-  from it since. An undo of the move that first put a card there removes the card again.
+  least once in the current line of play: every card on a foundation, and the cards that were
+  taken back off it since. An undo of the move that first put a card there removes it again.
 - `ranked_score` (SPEC 1.5) is 10 for each card in `reached` plus 5 for each card turned
   face-up: always `10 * reached.bit_count() + 5 * (21 - sum(down))`, kept in step by `apply()`
   and `undo()` so that reading it costs nothing. A position played from a deal has at most 21
