@@ -4,6 +4,7 @@ cards a position hides (computed locally with the engine)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -138,3 +139,23 @@ async def move_log(client: TestClient[Any, Any], game_id: str) -> list[dict[str,
     assert response.status == 200, await response.text()
     moves: list[dict[str, Any]] = (await response.json())["moves"]
     return moves
+
+
+@dataclass(frozen=True)
+class Player:
+    """A signed-up player of a test: id, name and bearer token."""
+
+    id: str
+    name: str
+    token: str
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+async def new_player(client: TestClient[Any, Any], name: str) -> Player:
+    response = await client.post("/api/v1/players", json={"name": name})
+    assert response.status == 201, await response.text()
+    body = await response.json()
+    return Player(body["id"], name, body["token"])

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -33,10 +32,12 @@ from server.store.db import make_engine
 from server.store.models import DailyDeal, GameRow
 from tests.api.boards_helpers import DAY, HOUR, TODAY, Clock, ms
 from tests.api.helpers import (
+    Player,
     action_body,
     hidden_cards,
     leaked,
     local_game,
+    new_player,
     play,
     problem,
     vectors,
@@ -86,23 +87,6 @@ async def rows(database_url: str) -> AsyncIterator[Rows]:
     found = Rows(database_url)
     yield found
     await found.close()
-
-
-@dataclass(frozen=True)
-class Player:
-    id: str
-    token: str
-
-    @property
-    def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
-
-
-async def new_player(client: TestClient[Any, Any], name: str) -> Player:
-    response = await client.post("/api/v1/players", json={"name": name})
-    assert response.status == 201, await response.text()
-    body = await response.json()
-    return Player(body["id"], body["token"])
 
 
 async def fetch(

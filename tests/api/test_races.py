@@ -28,7 +28,6 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,7 +46,7 @@ from server.settings import Settings
 from server.store.db import make_engine
 from server.store.models import MoveRow, Race, RacePlayer, Rating
 from tests.api.boards_helpers import NOW, Clock, get_page
-from tests.api.helpers import action_body, local_game, parse_iso, problem
+from tests.api.helpers import Player, action_body, local_game, new_player, parse_iso, problem
 from tests.conftest import ClientFactory
 
 LIVE = "/api/v1/live"
@@ -168,24 +167,6 @@ async def client(
 
     app.on_startup.append(use_clock)
     return await aiohttp_client(app)
-
-
-@dataclass(frozen=True)
-class Player:
-    id: str
-    name: str
-    token: str
-
-    @property
-    def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
-
-
-async def new_player(client: TestClient[Any, Any], name: str) -> Player:
-    response = await client.post("/api/v1/players", json={"name": name})
-    assert response.status == 201, await response.text()
-    body = await response.json()
-    return Player(body["id"], name, body["token"])
 
 
 async def players(client: TestClient[Any, Any], *names: str) -> list[Player]:
