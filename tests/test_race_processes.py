@@ -29,9 +29,10 @@ from aiohttp import WSMsgType
 from openskill.models import PlackettLuce
 from sqlalchemy import func, select, update
 
-from server.engine import CARDS, DealCode, Game, card_text, commitment
+from server.engine import CARDS, card_text, commitment
 from server.store.db import make_engine
 from server.store.models import GameRow, Race, RacePlayer, Rating
+from tests.api.helpers import action_body, line_of
 from tests.process import ServerProcess
 
 LIVE = "/api/v1/live"
@@ -59,28 +60,6 @@ def now_ms() -> int:
 def moment(text: str) -> int:
     """Epoch milliseconds of a server timestamp."""
     return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
-
-
-def body_of(text: str) -> dict[str, Any]:
-    card, to = text.split("-")
-    return {"card": card, "to": to}
-
-
-def line_of(code: str, length: int) -> list[str] | None:
-    """`length` legal moves from the deal of `code` (found with the engine), or None."""
-
-    def search(game: Game, depth: int) -> list[str] | None:
-        if depth == 0:
-            return []
-        for move in game.legal_moves():
-            after = game.copy()
-            after.play(move)
-            rest = search(after, depth - 1)
-            if rest is not None:
-                return [str(move), *rest]
-        return None
-
-    return search(Game.deal(DealCode.parse(code)), length)
 
 
 def secret_forms(code: str) -> list[str]:
@@ -269,7 +248,7 @@ async def test_a_spectator_on_another_process_sees_the_race_live(database_url: s
                         "POST",
                         f"{a.base}/api/v1/games/{games[player]}/moves",
                         auth,
-                        body_of(line[0]),
+                        action_body(line[0]),
                     )
                     seen = await next_race(
                         ws,
@@ -381,7 +360,10 @@ async def test_due_races_are_ended_and_rated_exactly_once_by_two_processes(
             await db.move_start(race_ids, now_ms() - 1_000)
             for _, _, games, line in races:
                 await client.call(
-                    "POST", f"{a.base}/api/v1/games/{games[ana]}/moves", ana_auth, body_of(line[0])
+                    "POST",
+                    f"{a.base}/api/v1/games/{games[ana]}/moves",
+                    ana_auth,
+                    action_body(line[0]),
                 )
             # The first race's time limit is made over: ended alone.
             deadlines: dict[str, int] = {}

@@ -159,3 +159,20 @@ async def new_player(client: TestClient[Any, Any], name: str) -> Player:
     assert response.status == 201, await response.text()
     body = await response.json()
     return Player(body["id"], name, body["token"])
+
+
+def line_of(code: str, length: int) -> list[str] | None:
+    """`length` legal moves from the deal of `code` (found with the engine), or None."""
+
+    def search(game: Game, depth: int) -> list[str] | None:
+        if depth == 0:
+            return []
+        for move in game.legal_moves():
+            after = game.copy()
+            after.play(move)
+            rest = search(after, depth - 1)
+            if rest is not None:
+                return [str(move), *rest]
+        return None
+
+    return search(local_game(code), length)

@@ -38,7 +38,7 @@ from openskill.models import PlackettLuce
 from sqlalchemy import func, select
 
 from server.app import create_app
-from server.engine import CARDS, DealCode, Game, card_text, commitment
+from server.engine import CARDS, DealCode, card_text, commitment
 from server.engine.cards import FOUNDATION
 from server.engine.solver import SolveStatus, solve_deal
 from server.keys import BOARDS, RACES, SERVICE, SOLVER
@@ -46,7 +46,15 @@ from server.settings import Settings
 from server.store.db import make_engine
 from server.store.models import MoveRow, Race, RacePlayer, Rating
 from tests.api.boards_helpers import NOW, Clock, get_page
-from tests.api.helpers import Player, action_body, local_game, new_player, parse_iso, problem
+from tests.api.helpers import (
+    Player,
+    action_body,
+    line_of,
+    local_game,
+    new_player,
+    parse_iso,
+    problem,
+)
 from tests.conftest import ClientFactory
 
 LIVE = "/api/v1/live"
@@ -359,23 +367,6 @@ def progress(code: str, actions: list[str]) -> dict[str, int]:
 
 def shown_progress(entry: dict[str, Any]) -> dict[str, int]:
     return {key: entry[key] for key in ("foundation_cards", "ranked_score", "moves")}
-
-
-def line_of(code: str, length: int) -> list[str] | None:
-    """`length` legal moves from the deal of `code` (found with the engine), or None."""
-
-    def search(game: Game, depth: int) -> list[str] | None:
-        if depth == 0:
-            return []
-        for move in game.legal_moves():
-            after = game.copy()
-            after.play(move)
-            rest = search(after, depth - 1)
-            if rest is not None:
-                return [str(move), *rest]
-        return None
-
-    return search(local_game(code), length)
 
 
 async def race_with_line(

@@ -200,3 +200,19 @@ def engine_game(code: str, actions: Sequence[str] = ()) -> Game:
     for action in actions:
         game.play(parse_action(action))
     return game
+
+
+def some_move(page: Page, table: Table, game_id: str) -> str | None:
+    """A legal move of the game on the table, found with the server's placement help."""
+    token = table.me["token"]
+    for column in table.tableau():
+        for card in column:
+            if card is None:
+                continue
+            answer = page.request.get(
+                f"{table.base}/api/v1/games/{game_id}/targets?card={card}",
+                headers={"Authorization": f"Bearer {token}"},
+            ).json()
+            if answer["targets"]:
+                return f"{card}-{answer['targets'][0]}"
+    return None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.sync_api import Page, Request, Response, Route, WebSocket, expect
 
 from tests.web.client import as_player, call, play, sign_up
-from tests.web.driver import Table
+from tests.web.driver import Table, some_move
 from tests.web.helpers import shot
 
 if TYPE_CHECKING:
@@ -65,22 +65,6 @@ def page_text(page: Page) -> str:
     html: str = page.content()
     stored: str = page.evaluate("JSON.stringify(localStorage) + JSON.stringify(sessionStorage)")
     return html + stored
-
-
-def some_move(page: Page, table: Table, game_id: str) -> str | None:
-    """A legal move of the game on the table, found with the server's placement help."""
-    token = table.me["token"]
-    for column in table.tableau():
-        for card in column:
-            if card is None:
-                continue
-            answer = page.request.get(
-                f"{table.base}/api/v1/games/{game_id}/targets?card={card}",
-                headers={"Authorization": f"Bearer {token}"},
-            ).json()
-            if answer["targets"]:
-                return f"{card}-{answer['targets'][0]}"
-    return None
 
 
 def test_a_secret_deal_is_hidden_until_the_player_gives_up(

@@ -19,7 +19,7 @@ from playwright.sync_api import Page, WebSocket, expect
 from tests.conftest import load_data
 from tests.web.client import as_player, call, new_game, play, sign_up
 from tests.web.conftest import open_page
-from tests.web.driver import Table
+from tests.web.driver import Table, some_move
 from tests.web.helpers import shot
 
 if TYPE_CHECKING:
@@ -84,18 +84,9 @@ def clock_states(page: Page) -> list[str]:
 
 def legal_move(page: Page, table: Table, game_id: str) -> str:
     """A legal move of the racer's game as the page shows it, from the server's placement help."""
-    token = table.me["token"]
-    for column in table.tableau():
-        for card in column:
-            if card is None:
-                continue
-            answer = page.request.get(
-                f"{table.base}/api/v1/games/{game_id}/targets?card={card}",
-                headers={"Authorization": f"Bearer {token}"},
-            ).json()
-            if answer["targets"]:
-                return f"{card}-{answer['targets'][0]}"
-    raise AssertionError("no legal move on the table")
+    move = some_move(page, table, game_id)
+    assert move is not None, "no legal move on the table"
+    return move
 
 
 def standing(page: Page, player_id: str, column: str) -> Any:
