@@ -32,6 +32,15 @@ class Settings:
     deal_secret: str | None = None
     """The secret the daily deals are drawn from (`DEAL_SECRET`); without it, one generated
     once and kept in the database. Every process of one deployment must agree on it."""
+    rate_limit_storage: str = "memory://"
+    """Where the rate budgets are counted (`RATE_LIMIT_STORAGE`, a `limits` storage URL):
+    `memory://` in each process, `redis://host:port` shared by every process and replica."""
+    broker_url: str | None = None
+    """How game and race events reach the other processes (`BROKER_URL`): unset for the
+    database's own (PostgreSQL LISTEN/NOTIFY; nothing to share with SQLite), `redis://…` for
+    Redis pub/sub with one channel per game."""
+    log_format: str = "text"
+    """`text` or `json` (`LOG_FORMAT`): the form of log lines, the access log's included."""
 
     @property
     def async_database_url(self) -> str:
@@ -115,7 +124,16 @@ def from_args(
         workers=args.workers,
         trust_forwarded=env.get("TRUST_FORWARDED", "") not in ("", "0", "false", "no"),
         deal_secret=env.get("DEAL_SECRET") or None,
+        rate_limit_storage=env.get("RATE_LIMIT_STORAGE") or "memory://",
+        broker_url=env.get("BROKER_URL") or None,
+        log_format=(env.get("LOG_FORMAT") or "text").lower(),
     )
+    if settings.log_format not in ("text", "json"):
+        raise SettingsError(f"LOG_FORMAT {settings.log_format!r}: expected text or json")
+    if settings.broker_url is not None and not settings.broker_url.startswith(
+        ("redis://", "rediss://")
+    ):
+        raise SettingsError(f"BROKER_URL {settings.broker_url!r}: expected redis://host:port")
     if not 1 <= settings.workers <= 64:
         raise SettingsError(f"--workers {settings.workers}: expected 1 to 64")
     if settings.workers > 1 and settings.is_sqlite:
