@@ -3,15 +3,21 @@
 A broker routes the event of each committed action to the local watchers of that game:
 
 - `LocalBroker` (SQLite, or one process): the service hands it the change after the commit.
-- `PgBroker` (PostgreSQL): the change is sent with `pg_notify` inside its own transaction
-  (`payload()` is written by the commit itself), so PostgreSQL delivers it on commit and only on
-  commit, to every process that listens, this one included; a dedicated asyncpg connection
-  LISTENs and reconnects when it is dropped. The payload is the change as data (the encoding an
-  idempotency record keeps, `server.store.commits.encode_answer`), not the rendered event.
+- `PgBroker` (PostgreSQL, the zero-setup default): the change is sent with `pg_notify` inside its
+  own transaction (`payload()` is written by the commit itself), so PostgreSQL delivers it on
+  commit and only on commit, to every process that listens, this one included; a dedicated
+  asyncpg connection LISTENs and reconnects when it is dropped. Every event of every game goes
+  to every process, and PostgreSQL serializes the commits of notifying transactions on one
+  global lock: right for one machine, the wall beyond it.
+- `RedisBroker` (`BROKER_URL=redis://...`, on either database): Redis pub/sub with one channel
+  per game and per race; each process subscribes only to the channels of what its sockets watch
+  or its taps follow, and publishes after the commit (see its docstring).
 
-The broker renders a change as the watchers' `event` message (`server.views`) in the process
-that delivers it, once, and only when that process has watchers of the game. Watchers are
-callbacks that must not block (they put the message on a bounded queue).
+The payload is the change as data (the encoding an idempotency record keeps,
+`server.store.commits.encode_answer`), not the rendered event. The broker renders a change as
+the watchers' `event` message (`server.views`) in the process that delivers it, once, and only
+when that process has watchers of the game. Watchers are callbacks that must not block (they
+put the message on a bounded queue).
 """
 
 from __future__ import annotations
@@ -20,14 +26,18 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import uuid
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from redis.exceptions import RedisError
 from sqlalchemy.engine import make_url
 
 from server.domain import Applied
 from server.settings import async_url
-from server.store.commits import decode_answer
+from server.store.commits import decode_answer, encode_answer
 from server.store.db import CHANNEL, asyncpg_connect_args
 from server.views import event_json
 
@@ -94,6 +104,26 @@ class Broker:
     async def published(self, applied: Applied) -> None:
         """Called after the change's transaction committed."""
 
+    async def ready(self, key: str, timeout: float = 5.0) -> bool:
+        """Waits until the changes of `key` made in other processes reach this one (a new
+        subscription has taken effect); True when they do. Call it after `subscribe` or `tap`
+        and before the first read, so that nothing committed in between is missed."""
+        return True
+
+    def received(self, key: str, version: int, answer: str) -> None:
+        """A change (or, with `answer` "-", a signal) that came from another process."""
+        watched = bool(self.watchers.get(key))
+        if answer == "-":  # a signal: the watchers read what changed themselves
+            if watched:
+                self.deliver(key, version, "")
+            return
+        if not watched and key not in self.taps:
+            return
+        applied = decode_answer(answer)
+        if watched:
+            self.deliver(key, version, event_text(applied))
+        self.tapped(applied)
+
     async def start(self) -> None:
         pass
 
@@ -158,17 +188,7 @@ class PgBroker(Broker):
 
     def _on_notification(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
         key, version, answer = payload.split(" ", 2)
-        watched = bool(self.watchers.get(key))
-        if answer == "-":  # a signal: the watchers read what changed themselves
-            if watched:
-                self.deliver(key, int(version), "")
-            return
-        if not watched and key not in self.taps:
-            return
-        applied = decode_answer(answer)
-        if watched:
-            self.deliver(key, int(version), event_text(applied))
-        self.tapped(applied)
+        self.received(key, int(version), answer)
 
     async def _listen_forever(self) -> None:
         import asyncpg
@@ -217,7 +237,348 @@ class PgBroker(Broker):
                 await self.connection.close(timeout=1)
 
 
-def make_broker(url: str) -> Broker:
+class RedisBroker(Broker):
+    """Redis pub/sub (`BROKER_URL=redis://host:port/db`), for several processes or machines.
+
+    - One channel per game (`solitaire:game:<id>`) and per race (`solitaire:race:<id>`). A
+      process subscribes to a channel when the first local watcher of its key (or tap of its
+      game) comes, and unsubscribes when the last one goes: other games' events never reach it.
+    - The change is published after its commit, by one task in this process that sends what is
+      queued in order, pipelined (`PUBLISH`), so the commit carries no `pg_notify` and an
+      action's answer does not wait for Redis. The message is `<origin> <version> <answer>`,
+      the answer as `payload()` would give it (`encode_answer`), "-" for a signal; this
+      process's own watchers and taps get the change at once, and skip its echo (`origin`).
+    - A subscription takes effect a moment after `subscribe` returns: the last change of each
+      game is also kept in Redis (`solitaire:last:<id>`, for a minute, written before it is
+      published) and delivered when the subscription is confirmed, and a race's watchers are
+      signalled then (they read the race again). `ready(key)` waits for the confirmation.
+    - When Redis drops, the subscriber logs one line and reconnects every half second,
+      subscribing again to what is watched then; it also pings Redis when it has heard nothing
+      for `PROBE_INTERVAL`, so a connection that died silently is found. Events published
+      meanwhile are lost for the other processes: their watchers detect the gap by the
+      versions of the events (a client then watches again with `since` and resyncs), get the
+      last change of each game on the new subscription, and a race's watchers read it again.
+      This process's own watchers miss nothing.
+
+    Pub/sub ignores the database number of the URL (channels are server-wide; the game ids in
+    them are UUIDs); the `last` keys are kept in that database.
+    """
+
+    carries_answers = True
+    PREFIX = "solitaire:"
+    LAST_TTL_S = 60
+    RECONNECT_DELAY = 0.5
+    PROBE_INTERVAL = 10.0
+    BATCH = 512
+    OUTGOING_MAX = 100_000
+    """Changes queued for Redis while it does not answer; the oldest are dropped beyond."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = url
+        self.origin = uuid.uuid4().hex
+        self.name = f"solitaire-events-{os.getpid()}"
+        """The subscriber's client name in Redis (`CLIENT LIST`)."""
+        self.answers: dict[str, tuple[Applied, str | None]] = {}
+        self.outgoing: deque[tuple[str, str, str | None]] = deque(maxlen=self.OUTGOING_MAX)
+        self.signals: set[str] = set()
+        self.wake = asyncio.Event()
+        self.sending = False
+        self.changed: set[str] = set()
+        """Keys whose subscription may have to change (the syncer compares them)."""
+        self.dirty = asyncio.Event()
+        self.asked: set[str] = set()
+        """Channels asked for on the current connection."""
+        self.confirmed: set[str] = set()
+        self.heard: dict[str, int] = {}
+        """The last version of each watched game delivered here (a late `last` is not news)."""
+        self.waiting: dict[str, list[asyncio.Future[None]]] = {}
+        self.connected = asyncio.Event()
+        self.publisher: Any = None
+        self.listener: asyncio.Task[None] | None = None
+        self.sender: asyncio.Task[None] | None = None
+        self.fetches: set[asyncio.Task[None]] = set()
+
+    # ---------------------------------------------------------------- channels
+
+    def channel(self, key: str) -> str:
+        return self.PREFIX + (key if key.startswith("race:") else "game:" + key)
+
+    def key_of(self, channel: str) -> str:
+        key = channel.removeprefix(self.PREFIX)
+        return key.removeprefix("game:")
+
+    def _touch(self, key: str) -> None:
+        self.changed.add(key)
+        self.dirty.set()
+
+    def subscribe(self, game_id: str, watcher: Watcher) -> None:
+        super().subscribe(game_id, watcher)
+        self._touch(game_id)
+
+    def unsubscribe(self, game_id: str, watcher: Watcher) -> None:
+        super().unsubscribe(game_id, watcher)
+        self._touch(game_id)
+
+    def unsubscribe_all(self, key: str) -> None:
+        super().unsubscribe_all(key)
+        self._touch(key)
+
+    def tap(self, game_id: str, listener: Callable[[Applied], None]) -> None:
+        super().tap(game_id, listener)
+        self._touch(game_id)
+
+    def untap(self, game_id: str) -> None:
+        super().untap(game_id)
+        self._touch(game_id)
+
+    def wanted(self, key: str) -> bool:
+        return bool(self.watchers.get(key)) or key in self.taps
+
+    async def ready(self, key: str, timeout: float = 5.0) -> bool:
+        channel = self.channel(key)
+        if channel in self.confirmed:
+            return True
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.setdefault(channel, []).append(waiter)
+        try:
+            await asyncio.wait_for(waiter, timeout)
+        except TimeoutError:
+            return False
+        finally:
+            waiters = self.waiting.get(channel)
+            if waiters is not None and waiter in waiters:
+                waiters.remove(waiter)
+                if not waiters:
+                    del self.waiting[channel]
+        return True
+
+    # ---------------------------------------------------------------- publishing
+
+    def payload(self, applied: Applied, answer: str | None) -> str | None:
+        """Nothing for the commit to send; the answer the service encoded is kept for
+        `published` (until the change commits, or is tried again)."""
+        self.answers[applied.view.row.id] = (applied, answer)
+        return None
+
+    async def published(self, applied: Applied) -> None:
+        row = applied.view.row
+        kept = self.answers.pop(row.id, None)
+        answer = kept[1] if kept is not None and kept[0] is applied else None
+        if self.watchers.get(row.id):
+            self.deliver(row.id, row.version, event_text(applied))
+        if self.wanted(row.id):
+            self.heard[row.id] = row.version
+        self.tapped(applied)
+        data = f"{self.origin} {row.version} {answer or encode_answer(applied)}"
+        self.outgoing.append((self.channel(row.id), data, self.PREFIX + "last:" + row.id))
+        self.wake.set()
+
+    async def signal(self, key: str) -> None:
+        """Delivered here at once; sent to the others once per key however many come before the
+        sender gets to it (the watchers read the latest state anyway)."""
+        self.deliver(key, 0, "")
+        if key not in self.signals:
+            self.signals.add(key)
+            self.outgoing.append((self.channel(key), f"{self.origin} 0 -", None))
+            self.wake.set()
+
+    async def _send_forever(self) -> None:
+        failing = False
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            while self.outgoing:
+                batch = [
+                    self.outgoing.popleft() for _ in range(min(self.BATCH, len(self.outgoing)))
+                ]
+                pipe = self.publisher.pipeline(transaction=False)
+                for channel, data, last in batch:
+                    if last is not None:  # first: a subscriber confirmed later reads it
+                        pipe.set(last, data, ex=self.LAST_TTL_S)
+                    else:
+                        self.signals.discard(self.key_of(channel))
+                    pipe.publish(channel, data)
+                self.sending = True
+                try:
+                    await pipe.execute()
+                except (OSError, RedisError) as exc:
+                    if not failing:
+                        log.warning("publishing events to Redis failed: %s", exc)
+                    failing = True
+                    await asyncio.sleep(self.RECONNECT_DELAY)
+                else:
+                    if failing:
+                        log.warning("publishing events to Redis works again")
+                    failing = False
+                finally:
+                    self.sending = False
+
+    # ---------------------------------------------------------------- subscribing
+
+    def _on_message(self, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        if kind not in ("message", "subscribe", "unsubscribe"):
+            return
+        channel = message["channel"].decode()
+        key = self.key_of(channel)
+        if kind == "message":
+            origin, version, answer = message["data"].decode().split(" ", 2)
+            if origin != self.origin:
+                if answer != "-" and self.wanted(key):
+                    self.heard[key] = int(version)
+                self.received(key, int(version), answer)
+        elif kind == "subscribe":
+            self.confirmed.add(channel)
+            for waiter in self.waiting.pop(channel, []):
+                if not waiter.done():
+                    waiter.set_result(None)
+            if key.startswith("race:"):
+                self.deliver(key, 0, "")  # read again: a change may have come before
+            else:
+                task = asyncio.create_task(self._last_change(key))
+                self.fetches.add(task)
+                task.add_done_callback(self.fetches.discard)
+        else:
+            self.confirmed.discard(channel)
+
+    async def _last_change(self, key: str) -> None:
+        """The last change of a game, delivered when its subscription is confirmed: one
+        committed before it took effect would be missed otherwise."""
+        try:
+            data = await self.publisher.get(self.PREFIX + "last:" + key)
+        except (OSError, RedisError) as exc:
+            log.warning("reading the last change of %s from Redis failed: %s", key, exc)
+            return
+        if data is None:
+            return
+        origin, text, answer = data.decode().split(" ", 2)
+        version = int(text)
+        if origin != self.origin and self.wanted(key) and version > self.heard.get(key, 0):
+            self.heard[key] = version
+            self.received(key, version, answer)
+
+    async def _sync_forever(self, pubsub: Any) -> None:
+        while True:
+            await self.dirty.wait()
+            self.dirty.clear()
+            changed, self.changed = self.changed, set()
+            add, drop = [], []
+            for key in changed:
+                channel = self.channel(key)
+                if self.wanted(key) and channel not in self.asked:
+                    add.append(channel)
+                elif not self.wanted(key) and channel in self.asked:
+                    drop.append(channel)
+            if add:
+                self.asked.update(add)
+                await pubsub.subscribe(*add)
+            if drop:
+                self.asked.difference_update(drop)
+                for channel in drop:
+                    self.heard.pop(self.key_of(channel), None)
+                await pubsub.unsubscribe(*drop)
+
+    async def _read_forever(self, pubsub: Any) -> None:
+        probing = False
+        while True:
+            message = await pubsub.get_message(timeout=self.PROBE_INTERVAL)
+            if message is None:
+                if probing:
+                    raise TimeoutError(f"no answer to a ping in {self.PROBE_INTERVAL} s")
+                await pubsub.ping()
+                probing = True
+                continue
+            probing = False
+            self._on_message(message)
+
+    async def _listen_forever(self) -> None:
+        from redis.asyncio import Redis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+
+        lost = False
+        while True:
+            # No retries of its own: a dropped connection comes here, to subscribe afresh.
+            client: Any = Redis.from_url(
+                self.url,
+                retry=Retry(NoBackoff(), 0),
+                client_name=self.name,
+                socket_connect_timeout=5,
+            )
+            pubsub: Any = client.pubsub()
+            tasks: list[asyncio.Task[None]] = []
+            try:
+                await pubsub.connect()
+                if lost:
+                    log.warning("event subscriber: connected to Redis again")
+                lost = False
+                self.asked.clear()
+                self.changed.update(self.watchers)
+                self.changed.update(self.taps)
+                self.dirty.set()
+                self.connected.set()
+                tasks = [
+                    asyncio.create_task(self._read_forever(pubsub)),
+                    asyncio.create_task(self._sync_forever(pubsub)),
+                ]
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                for task in done:
+                    task.result()
+            except (OSError, RedisError, TimeoutError) as exc:
+                if not lost:
+                    log.warning("event subscriber: %s; reconnecting", exc)
+                lost = True
+            finally:
+                self.connected.clear()
+                self.confirmed.clear()
+                for task in tasks:
+                    task.cancel()
+                for task in tasks:
+                    with contextlib.suppress(BaseException):
+                        await task
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                with contextlib.suppress(Exception):
+                    await client.aclose()
+            await asyncio.sleep(self.RECONNECT_DELAY)
+
+    async def start(self) -> None:
+        from redis.asyncio import Redis
+
+        self.publisher = Redis.from_url(self.url, socket_connect_timeout=5)
+        self.sender = asyncio.create_task(self._send_forever())
+        self.listener = asyncio.create_task(self._listen_forever())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.connected.wait(), 10)
+
+    async def close(self) -> None:
+        if self.listener is not None:
+            self.listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.listener
+        for task in list(self.fetches):
+            task.cancel()
+        await asyncio.gather(*self.fetches, return_exceptions=True)
+        if self.sender is not None:
+            # What was answered is published before the process goes (briefly: Redis may be
+            # gone).
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(2):
+                    while self.outgoing or self.sending:
+                        await asyncio.sleep(0.01)
+            self.sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.sender
+        if self.publisher is not None:
+            with contextlib.suppress(Exception):
+                await self.publisher.aclose()
+
+
+def make_broker(url: str, broker_url: str | None = None) -> Broker:
+    """The broker for the database at `url`, or Redis's at `broker_url` (`BROKER_URL`)."""
+    if broker_url is not None:
+        return RedisBroker(broker_url)
     if make_url(async_url(url)).get_backend_name() == "sqlite":
         return LocalBroker()
     return PgBroker(url)
