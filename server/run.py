@@ -1,28 +1,178 @@
 """Running the server: one process, or `--workers N` processes sharing the port.
 
 With `--workers N` (PostgreSQL), N processes share the port (SO_REUSEPORT): the parent migrates
-the database once, starts them, and passes SIGTERM / SIGINT on to them.
+the database once, starts them, and passes SIGTERM / SIGINT on to them. Their metrics are kept
+in `PROMETHEUS_MULTIPROC_DIR` (a fresh temporary folder when it is not set), which the parent
+clears before they start, and each worker's live gauges are dropped when it exits.
+
+Log lines go to stderr, as plain text or (`LOG_FORMAT=json`) one JSON object per line; the lines
+written while a request is handled carry its request id. aiohttp's refusals of bytes that are
+not HTTP (a bad request line, a header with a NUL byte, a line too long) are one line each, not
+a traceback; an error in the server's own code keeps its traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import multiprocessing
+import multiprocessing.connection
+import os
+import re
+import shutil
 import signal
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from types import FrameType
+from typing import Any, Final
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
+from prometheus_client.multiprocess import mark_process_dead
 
+from server.api.metrics import REQUEST_ID
 from server.app import create_app
+from server.metrics import MULTIPROC_DIR
 from server.settings import Settings, SettingsError, from_args
 from server.store.db import migrate
 
+log = logging.getLogger("server")
+
+TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s %(message)s"
+REFUSAL_CHARS: Final = 200
+"""Characters of aiohttp's description of a refused request kept in its log line."""
+CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+STANDARD_ATTRIBUTES: Final = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message",
+    "asctime",
+    "taskName",
+}
+
+
+# ---------------------------------------------------------------- logging
+
+
+class RequestIdFilter(logging.Filter):
+    """Gives a record written while a request is handled that request's id."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "request_id", None) is None:
+            rid = REQUEST_ID.get()
+            if rid is not None:
+                record.request_id = rid
+        return True
+
+
+class TextFormatter(logging.Formatter):
+    """`time level logger message`, then `id=<request id>` when there is one."""
+
+    def __init__(self) -> None:
+        super().__init__(TEXT_FORMAT)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        line = super().formatMessage(record)
+        rid = getattr(record, "request_id", None)
+        return line if rid is None else f"{line} id={rid}"
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: `time` (UTC, ISO 8601), `level`, `logger`, `message`, the
+    record's extra fields (the access log's `method`, `route`, `status`, `duration_ms`,
+    `request_id`), and `exception` (the traceback) when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in record.__dict__.items():
+            if key not in STANDARD_ATTRIBUTES and key not in entry:
+                entry[key] = value
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            entry["stack"] = self.formatStack(record.stack_info)
+        return json.dumps(entry, default=str)
+
+
+def describe_refusal(exc: HttpProcessingError) -> str:
+    """aiohttp's account of a refused request on one line, control characters escaped and
+    bounded in length (it quotes the client's bytes)."""
+    lines = (line.strip() for line in str(exc.message).splitlines())
+    text = " ".join(line for line in lines if line and line.strip("^"))
+    text = text.encode("ascii", "backslashreplace").decode("ascii")
+    text = CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    if len(text) > REFUSAL_CHARS:
+        text = text[:REFUSAL_CHARS] + "..."
+    return f"{exc.code} {text}"
+
+
+def parse_error(exc: BaseException | None) -> HttpProcessingError | None:
+    """The error of aiohttp's parser behind `exc`: the request line or headers it refused, or
+    a body it could not decode (then raised again as a `RequestPayloadError`)."""
+    if isinstance(exc, RequestPayloadError):
+        exc = exc.__cause__
+    return exc if isinstance(exc, HttpProcessingError) else None
+
+
+class OneLineRefusals(logging.Filter):
+    """On aiohttp's server logger: a request aiohttp refused (its parser raised an
+    `HttpProcessingError`) becomes one WARNING line without a traceback.
+    Other errors keep theirs; aiohttp's debug lines are dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        refusal = parse_error(record.exc_info[1] if record.exc_info else None)
+        if refusal is not None:
+            args = record.args if isinstance(record.args, tuple) else ()
+            remote = args[0] if args else "?"
+            record.msg = "refused a malformed request from %s: %s"
+            record.args = (remote, describe_refusal(refusal))
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno = logging.WARNING
+            record.levelname = logging.getLevelName(logging.WARNING)
+            return True
+        return record.levelno >= logging.INFO
+
+
+def configure_logging(log_format: str) -> None:
+    """Every log line of the process to stderr, in `log_format` (`text` or `json`)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    handler.addFilter(RequestIdFilter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    aiohttp_server = logging.getLogger("aiohttp.server")
+    # aiohttp logs a request that is not HTTP at all (a TLS handshake, garbage) at DEBUG: let
+    # it reach the filter, which keeps it as one line and drops every other DEBUG line.
+    aiohttp_server.setLevel(logging.DEBUG)
+    aiohttp_server.addFilter(OneLineRefusals())
+
+
+def announce(text: str) -> None:
+    """aiohttp's "Running on ..." banner, as a log line of the chosen format."""
+    first = text.splitlines()[0] if text else ""
+    log.info("%s", first.strip("= ").replace("Running on", "serving on"))
+
+
+# ---------------------------------------------------------------- serving
+
 
 def serve(settings: Settings, reuse_port: bool = False) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(settings.log_format)
     try:
         import uvloop
 
@@ -34,31 +184,63 @@ def serve(settings: Settings, reuse_port: bool = False) -> None:
         host=settings.host,
         port=settings.port,
         shutdown_timeout=10,
-        access_log=None,
+        access_log=None,  # server.api.metrics writes the access log
         reuse_port=reuse_port or None,
+        print=announce,
     )
 
 
+@contextlib.contextmanager
+def metrics_directory() -> Iterator[Path]:
+    """`PROMETHEUS_MULTIPROC_DIR` for the workers, set in the environment they inherit: the
+    folder already named there, cleared of earlier runs' figures, or else a fresh temporary
+    folder, removed afterwards."""
+    named = os.environ.get(MULTIPROC_DIR)
+    if named:
+        path = Path(named)
+        path.mkdir(parents=True, exist_ok=True)
+        for stale in path.glob("*.db"):  # only prometheus-client's files
+            stale.unlink()
+        yield path
+        return
+    made = Path(tempfile.mkdtemp(prefix="solitaire-metrics-"))
+    os.environ[MULTIPROC_DIR] = str(made)
+    try:
+        yield made
+    finally:
+        os.environ.pop(MULTIPROC_DIR, None)
+        shutil.rmtree(made, ignore_errors=True)
+
+
 def serve_workers(settings: Settings) -> int:
+    configure_logging(settings.log_format)
     migrate(settings.database_url)
     worker_settings = replace(settings, migrate=False)
     context = multiprocessing.get_context("spawn")
-    workers = [
-        context.Process(target=serve, args=(worker_settings, True), name=f"worker-{n}")
-        for n in range(settings.workers)
-    ]
-    for worker in workers:
-        worker.start()
-
-    def forward(signum: int, _frame: FrameType | None) -> None:
+    with metrics_directory() as directory:
+        workers = [
+            context.Process(target=serve, args=(worker_settings, True), name=f"worker-{n}")
+            for n in range(settings.workers)
+        ]
         for worker in workers:
-            if worker.is_alive():
-                worker.terminate()
+            worker.start()
 
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
-    for worker in workers:
-        worker.join()
+        def forward(signum: int, _frame: FrameType | None) -> None:
+            for worker in workers:
+                if worker.is_alive():
+                    worker.terminate()
+
+        signal.signal(signal.SIGTERM, forward)
+        signal.signal(signal.SIGINT, forward)
+        running = {worker.sentinel: worker for worker in workers}
+        while running:
+            for sentinel in multiprocessing.connection.wait(list(running)):
+                assert isinstance(sentinel, int)
+                worker = running.pop(sentinel)
+                worker.join()
+                if worker.pid is not None:
+                    # Its live gauges (sockets, watchers, queue, pool) no longer count.
+                    mark_process_dead(worker.pid, str(directory))  # type: ignore[no-untyped-call]
     return max((worker.exitcode or 0) for worker in workers)
 
 
