@@ -15,6 +15,12 @@ from dataclasses import dataclass, fields
 
 from server.engine import Card, Game
 
+MAX_ACTIONS = 5_000
+"""The longest game: the change that brings a game to this version ends it as abandoned (if it
+has not ended), so that no game's log grows without end; replays of more actions are refused."""
+MOVE_PAGE_MAX = 1_000
+"""The most move-log entries one read returns (`GET .../moves`, a WebSocket resync)."""
+
 Clock = Callable[[], int]
 """The server's clock: milliseconds since the Unix epoch."""
 

@@ -85,7 +85,7 @@ class RaceService:
         writers: async_sessionmaker[AsyncSession],
         games: GameService,
         broker: Broker,
-        winnable_code: Callable[[Rule], Any],
+        winnable_code: Callable[[Rule, Principal], Any],
         clock: Clock = wall_clock_ms,
         snapshots: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
@@ -143,7 +143,7 @@ class RaceService:
         public: bool,
     ) -> RaceView:
         if winnable:
-            code: DealCode = await self.winnable_code(rule)
+            code: DealCode = await self.winnable_code(rule, player)
         else:
             code = DealCode(rule, secrets.randbits(128), 2)
         race_id = str(uuid.uuid4())

@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.broker import Broker, LocalBroker
 from server.domain import (
+    MAX_ACTIONS,
     ActionRequest,
     Applied,
     Clock,
@@ -314,10 +315,40 @@ class GameService:
     async def move_log(
         self, game_id: str, viewer: Principal | None = None
     ) -> tuple[GameView, list[LoggedMove]]:
+        """The whole move log (a replay; at most MAX_ACTIONS entries)."""
         async with self.readers.begin() as session:
             view = await self._load(session, game_id)
             self.check_visible(view, viewer)
             return view, await queries.move_log(session, game_id, view.row.version)
+
+    async def missed(
+        self, game_id: str, viewer: Principal | None, since: int | None, most: int
+    ) -> tuple[GameView, list[LoggedMove]]:
+        """The game, and what a watcher back from version `since` needs to catch up: the last
+        log entry at or before `since` (the score as it stood) and the entries after it, when
+        there are at most `most` changes to catch up on (else none: the watcher resyncs)."""
+        async with self.readers.begin() as session:
+            view = await self._load(session, game_id)
+            self.check_visible(view, viewer)
+            version = view.row.version
+            if since is None or not 0 <= version - since <= most:
+                return view, []
+            log = await queries.move_log(session, game_id, since, after=0, limit=None, last=1)
+            log += await queries.move_log(session, game_id, version, after=since)
+        return view, log
+
+    async def move_page(
+        self, game_id: str, viewer: Principal | None, *, after: int, limit: int
+    ) -> tuple[GameView, list[LoggedMove], bool]:
+        """Up to `limit` entries of the move log after sequence number `after`, and whether
+        more follow (up to the game's version as read)."""
+        async with self.readers.begin() as session:
+            view = await self._load(session, game_id)
+            self.check_visible(view, viewer)
+            log = await queries.move_log(
+                session, game_id, view.row.version, after=after, limit=limit + 1
+            )
+        return view, log[:limit], len(log) > limit
 
     async def targets(self, game_id: str, card: Card, viewer: Principal | None = None) -> list[int]:
         view = await self.get_game(game_id, viewer)
@@ -367,6 +398,8 @@ class GameService:
                 )
             game = view.game.copy()
             action = game.play(resolve(game, request))
+            if view.row.version + 1 >= MAX_ACTIONS and game.status is Status.ACTIVE:
+                game.abandon()  # the action limit: the game ends with this action
             return Decision(game, str(action), view.row.assisted)
 
         fingerprint = request.fingerprint(game_id) if idempotency_key is not None else ""

@@ -9,9 +9,12 @@ process and replica deals the same daily deal, and nobody can compute one before
 The daily deal is stored (`daily_deals`) when it is first drawn, so it never changes afterwards.
 
 The solver (`server.engine.solver`) is pure and bounded by a node budget, so a verdict is the
-same in every process; it runs in a process pool, off the event loop, and each call is also
-bounded in wall time here (a call over time answers "unknown"; its worker finishes within its
-node budget). Verdicts on deals are cached in the `deal_verdicts` table.
+same in every process. It runs in worker processes, off the event loop (`server.costly`): hints,
+certification and the daily draw in the play lane, a deal's verdict and a replay's verification
+(anyone may ask) in the public lane; one costly request per client at a time. Verdicts on deals,
+`unknown` ones with their budget included, are kept in the `deal_verdicts` table and answered
+from it; a request that waited longer than CALL_SECONDS is answered `503` (a hint: `unknown`)
+and the search's verdict is stored when it ends.
 """
 
 from __future__ import annotations
@@ -19,38 +22,34 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import multiprocessing
 import secrets
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from server.costly import JOB_SECONDS, CostlyWork, WorkBusy
 from server.domain import Clock, Principal, wall_clock_ms
 from server.engine import DealCode, Rule, Status
 from server.engine.snapshot import loads
 from server.engine.solver import SolveStatus, solve, solve_deal
-from server.errors import Forbidden, Problem, RaceConflict
-from server.service import GameService
+from server.errors import Forbidden, RaceConflict
+from server.service import GameService, Verification, verify_replay
 from server.store import queries
 
-T = TypeVar("T")
-
-HINT_NODES = 300_000
-DEAL_NODES = 300_000
-CALL_SECONDS = 20.0
+HINT_NODES = 60_000
+DEAL_NODES = 60_000
+"""Node budgets: the slowest searches seen run about 6,500 nodes a second on one core of a
+2-core machine (a relaxed deal whose search branches widely), so a budget of 60,000 nodes ends
+within about 10 s, half of JOB_SECONDS; ordinary deals are decided in a few hundred nodes."""
+CALL_SECONDS = JOB_SECONDS
+"""How long a request waits for its job."""
+LATE_SECONDS = 10 * JOB_SECONDS
+"""How long a search that nobody waits for any more is followed, to store its verdict (a job
+that takes longer than this is taken to be lost)."""
+DAILY_WAIT = 10.0
 WINNABLE_TRIES = 200
 DAILY_TRIES = 500
-
-
-class SolverBusy(Problem):
-    status = 503
-    slug = "solver-unavailable"
-    title = "Solver unavailable"
-    headers = {"Retry-After": "5"}  # noqa: RUF012
 
 
 # ---------------------------------------------------------------- in the worker processes
@@ -64,19 +63,6 @@ def solve_snapshot(snapshot: str, max_nodes: int) -> tuple[str, list[str], int]:
 def solve_code(code: str, take_backs: bool, max_nodes: int) -> tuple[str, int]:
     verdict = solve_deal(DealCode.parse(code), take_backs=take_backs, max_nodes=max_nodes)
     return verdict.status.value, verdict.nodes
-
-
-def first_winnable(
-    codes: list[str], max_nodes: int
-) -> tuple[str | None, list[tuple[str, str, int]]]:
-    """The first of `codes` certified winnable (with take-backs), and every verdict found."""
-    found = []
-    for code in codes:
-        status, nodes = solve_code(code, True, max_nodes)
-        found.append((code, status, nodes))
-        if status == SolveStatus.WINNABLE:
-            return code, found
-    return None, found
 
 
 # ---------------------------------------------------------------- in the server
@@ -126,13 +112,16 @@ class Hint:
 
 
 class SolverService:
+    """Hints, verdicts, certified deals, the daily deal and replay verification, each run in a
+    lane of `CostlyWork` (server.costly) and held to one request in flight per client."""
+
     def __init__(
         self,
         readers: async_sessionmaker[AsyncSession],
         writers: async_sessionmaker[AsyncSession],
         games: GameService,
         deal_secret: bytes,
-        workers: int = 1,
+        work: CostlyWork | None = None,
         clock: Clock = wall_clock_ms,
     ) -> None:
         self.readers = readers
@@ -140,27 +129,15 @@ class SolverService:
         self.games = games
         self.deal_secret = deal_secret
         self.clock = clock
-        self.workers = workers
-        self._pool: ProcessPoolExecutor | None = None
+        self.work = work or CostlyWork()
         self._daily: dict[tuple[str, Rule], str] = {}
-
-    @property
-    def pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context("spawn")
-            )
-        return self._pool
+        self._drawing: dict[tuple[str, Rule], asyncio.Task[str]] = {}
+        self._searching: dict[tuple[str, bool], asyncio.Task[tuple[str, int]]] = {}
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-
-    async def _call(self, fn: Callable[..., T], *args: object) -> T:
-        """`fn(*args)` in the pool, bounded by CALL_SECONDS (TimeoutError past it)."""
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self.pool, fn, *args)
-        return await asyncio.wait_for(future, CALL_SECONDS)
+        for task in [*self._drawing.values(), *self._searching.values()]:
+            task.cancel()
+        self.work.close()
 
     async def hint(self, player: Principal, game_id: str) -> Hint:
         """A next move from a winning line of the current position; marks the game assisted."""
@@ -171,27 +148,65 @@ class SolverService:
             raise RaceConflict("There are no hints in a race.", rule="race_no_hints")
         if view.game.status is not Status.ACTIVE:
             return Hint("game_over", None, None)
-        try:
-            status, line, _ = await self._call(solve_snapshot, view.row.snapshot, HINT_NODES)
-        except TimeoutError:
-            return Hint(SolveStatus.UNKNOWN.value, None, None)
+        with self.work.one_at_a_time(player_client(player)):
+            try:
+                status, line, _ = await self.work.play.run(
+                    solve_snapshot, view.row.snapshot, HINT_NODES, seconds=CALL_SECONDS
+                )
+            except TimeoutError:
+                return Hint(SolveStatus.UNKNOWN.value, None, None)
         if status != SolveStatus.WINNABLE or not line:
             return Hint(status, None, None)
         await self.games.mark_assisted(player, game_id)
         return Hint(status, line[0], len(line))
 
-    async def verdict(self, code: DealCode, take_backs: bool = True) -> tuple[str, int]:
-        """The verdict on a deal (with or without take-backs), from the cache or the solver."""
+    async def verdict(self, code: DealCode, take_backs: bool, client: str) -> tuple[str, int]:
+        """The verdict on a deal (with or without take-backs): from the store, else from the
+        solver (stored, an `unknown` with its node budget too, so it is not searched again)."""
         async with self.readers.begin() as session:
             known = await queries.deal_verdicts(session, [str(code)], take_backs)
         if str(code) in known:
             return known[str(code)]
-        try:
-            status, nodes = await self._call(solve_code, str(code), take_backs, DEAL_NODES)
-        except TimeoutError:
-            return SolveStatus.UNKNOWN.value, 0
-        await self._store([(str(code), status, nodes)], take_backs)
-        return status, nodes
+
+        with self.work.one_at_a_time(client):
+            search = self._searching.get((str(code), take_backs))
+            if search is None:  # else the same search, asked for meanwhile, is joined
+                search = asyncio.ensure_future(self._search(code, take_backs))
+                self._searching[(str(code), take_backs)] = search
+                search.add_done_callback(
+                    lambda _: self._searching.pop((str(code), take_backs), None)
+                )
+            try:
+                return await asyncio.wait_for(asyncio.shield(search), CALL_SECONDS)
+            except TimeoutError:
+                raise WorkBusy(
+                    "The verdict on this deal is still being searched; ask again shortly."
+                ) from None
+
+    async def _search(self, code: DealCode, take_backs: bool) -> tuple[str, int]:
+        """Searches a deal in the public lane and stores its verdict (also when the request
+        that started it has stopped waiting)."""
+        verdict: tuple[str, int] = await self.work.public.run(
+            solve_code, str(code), take_backs, DEAL_NODES, seconds=LATE_SECONDS
+        )
+        await self._store([(str(code), *verdict)], take_backs)
+        return verdict
+
+    async def verify_replay(
+        self,
+        code: DealCode,
+        actions: list[str],
+        claimed: dict[str, object] | None,
+        client: str,
+    ) -> Verification:
+        """`server.service.verify_replay` in a worker of the public lane."""
+        with self.work.one_at_a_time(client):
+            try:
+                return await self.work.public.run(
+                    verify_replay, code, actions, claimed, seconds=CALL_SECONDS
+                )
+            except TimeoutError:
+                raise WorkBusy("The replay could not be verified in time; try again.") from None
 
     async def _store(self, verdicts: list[tuple[str, str, int]], take_backs: bool) -> None:
         for code, status, nodes in verdicts:
@@ -203,25 +218,54 @@ class SolverService:
             except IntegrityError:
                 pass  # another process stored the same (deterministic) verdict first
 
-    async def winnable_code(self, rule: Rule) -> DealCode:
-        """A random deal that the solver certifies winnable (with take-backs)."""
-        codes = random_codes(rule, WINNABLE_TRIES)
-        try:
-            found, verdicts = await self._call(first_winnable, codes, DEAL_NODES)
-        except TimeoutError:
-            found, verdicts = None, []
-        await self._store(verdicts, True)
-        if found is None:
-            raise SolverBusy("No certified-winnable deal was found in time; try again.")
+    async def _first_winnable(self, codes: list[str], known: dict[str, tuple[str, int]]) -> str:
+        """The first of `codes` that is certified winnable (with take-backs), one search a job
+        in the play lane so that other players' work takes turns with it; every verdict found
+        is stored. Raises `LookupError` when none is."""
+        for code in codes:
+            verdict = known.get(code)
+            if verdict is None:
+                verdict = await self.work.play.run(
+                    solve_code, code, True, DEAL_NODES, seconds=LATE_SECONDS
+                )
+                await self._store([(code, *verdict)], True)
+            if verdict[0] == SolveStatus.WINNABLE:
+                return code
+        raise LookupError("no certified-winnable code")
+
+    async def winnable_code(self, rule: Rule, player: Principal) -> DealCode:
+        """A random deal that the solver certifies winnable (with take-backs), for `player`."""
+        with self.work.one_at_a_time(player_client(player)):
+            try:
+                found = await asyncio.wait_for(
+                    self._first_winnable(random_codes(rule, WINNABLE_TRIES), {}), CALL_SECONDS
+                )
+            except (TimeoutError, LookupError):
+                raise WorkBusy("No certified-winnable deal was found in time; try again.") from None
         return DealCode.parse(found)
 
     async def daily_code(self, day: str, rule: Rule) -> DealCode:
         """The daily deal of `day` (UTC date) and `rule`: the stored one, else the first
         certified-winnable code of the day's secret sequence, stored for good (when two
-        processes draw it at once, the first stored wins and both answer it)."""
+        processes draw it at once, the first stored wins and both answer it).
+
+        The draw is one task per day and rule in a process, shared by every request that asks
+        meanwhile; a request waits for it at most DAILY_WAIT seconds, then is answered `503` with
+        `Retry-After` while the draw goes on."""
         cached = self._daily.get((day, rule))
         if cached is not None:
             return DealCode.parse(cached)
+        task = self._drawing.get((day, rule))
+        if task is None:
+            task = asyncio.ensure_future(self._draw_and_store(day, rule))
+            self._drawing[(day, rule)] = task
+            task.add_done_callback(lambda _: self._drawing.pop((day, rule), None))
+        try:
+            return DealCode.parse(await asyncio.wait_for(asyncio.shield(task), DAILY_WAIT))
+        except TimeoutError:
+            raise WorkBusy("The daily deal is still being chosen; try again.") from None
+
+    async def _draw_and_store(self, day: str, rule: Rule) -> str:
         async with self.readers.begin() as session:
             stored = await queries.daily_deal(session, day, rule.value)
         if stored is None:
@@ -235,7 +279,7 @@ class SolverService:
                 stored = await queries.daily_deal(session, day, rule.value)
             assert stored is not None
         self._daily[(day, rule)] = stored
-        return DealCode.parse(stored)
+        return stored
 
     async def stored_daily_code(self, day: str, rule: Rule) -> DealCode | None:
         """The daily deal of a day if it was ever drawn (a past day never drawn has none)."""
@@ -252,19 +296,19 @@ class SolverService:
         candidates = daily_candidates(self.deal_secret, day, rule, DAILY_TRIES)
         async with self.readers.begin() as session:
             known = await queries.deal_verdicts(session, candidates, True)
-        index = 0
-        while index < len(candidates):
-            code = candidates[index]
-            if code in known:
-                if known[code][0] == SolveStatus.WINNABLE:
-                    return code
-                index += 1
-                continue
-            chunk = [c for c in candidates[index : index + 20] if c not in known]
+        while True:
             try:
-                _, verdicts = await self._call(first_winnable, chunk, DEAL_NODES)
-            except TimeoutError:
-                raise SolverBusy("The daily deal is still being chosen; try again.") from None
-            await self._store(verdicts, True)
-            known.update({c: (status, nodes) for c, status, nodes in verdicts})
-        raise SolverBusy("No certified-winnable daily deal was found for this day.")
+                return await self._first_winnable(candidates, known)
+            except LookupError:
+                raise WorkBusy("No certified-winnable daily deal was found for this day.") from None
+            except (WorkBusy, TimeoutError):
+                # The play lane is full, or a search outlived its wait (its verdict is stored
+                # when it ends): the draw goes on after a pause.
+                await asyncio.sleep(1.0)
+                async with self.readers.begin() as session:
+                    known = await queries.deal_verdicts(session, candidates, True)
+
+
+def player_client(player: Principal) -> str:
+    """The client a player's costly requests are held to (one at a time)."""
+    return f"player:{player.id}"

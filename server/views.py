@@ -81,12 +81,15 @@ def game_json(view: GameView) -> dict[str, Any]:
     }
 
 
-def moves_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
+def moves_json(view: GameView, log: list[LoggedMove], more: bool) -> dict[str, Any]:
+    """A page of the move log; `next` is the `after` of the next page (null on the last)."""
     return {
         "game_id": view.row.id,
+        "version": view.row.version,
         "moves": [
             {"seq": m.seq, "move": m.move, "score": m.score, "at": iso(m.at_ms)} for m in log
         ],
+        "next": log[-1].seq if more and log else None,
     }
 
 

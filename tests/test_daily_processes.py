@@ -29,12 +29,17 @@ Deals = dict[str, dict[str, Any]]
 
 
 async def dailies(session: aiohttp.ClientSession, base: str) -> Deals:
-    """Today's daily deal of each rule, as a process shows it."""
+    """Today's daily deal of each rule, as a process shows it. While the deal is still being
+    drawn the answer is 503 with Retry-After: like a client, ask again after it (a few times)."""
     found = {}
     for rule in RULES:
-        async with session.get(f"{base}/api/v1/daily", params={"rule": rule}) as response:
-            body = await response.json()
-            assert response.status == 200, body
+        for _ in range(10):
+            async with session.get(f"{base}/api/v1/daily", params={"rule": rule}) as response:
+                body = await response.json()
+                if response.status != 503:
+                    break
+                await asyncio.sleep(float(response.headers["Retry-After"]))
+        assert response.status == 200, body
         assert body["rule"] == rule and body["code"] is None, body
         assert len(body["deal_commitment"]) == 64, body
         found[rule] = body

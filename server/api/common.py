@@ -11,8 +11,9 @@ from aiohttp import web
 from server.api.problems import invalid
 from server.domain import Principal
 from server.errors import NotFound, Unauthorized
-from server.keys import SERVICE
+from server.keys import SERVICE, SETTINGS
 from server.service import GameService, is_printable_ascii
+from server.solving import player_client
 
 TOKEN_MAX = 256
 """The longest bearer token looked up (ours are 43 characters); longer ones are refused."""
@@ -41,6 +42,25 @@ def path_id(request: web.Request, name: str = "id") -> str:
         return str(uuid.UUID(raw))
     except ValueError:
         raise NotFound(f"There is no resource {raw!r}.") from None
+
+
+def client_address(request: web.Request) -> str:
+    """The client's address: the peer's, or behind a trusted proxy (`TRUST_FORWARDED`) the last
+    address of `X-Forwarded-For`, the one the proxy saw."""
+    if request.app[SETTINGS].trust_forwarded:
+        last = request.headers.get("X-Forwarded-For", "").rsplit(",", 1)[-1].strip()
+        if last:
+            return last
+    return request.remote or "?"
+
+
+async def client_of(request: web.Request) -> str:
+    """Who a costly request is held to (one at a time): its player when it carries a token,
+    else its address."""
+    player = await viewer(request)
+    if player is not None:
+        return player_client(player)
+    return "address:" + client_address(request)
 
 
 async def viewer(request: web.Request) -> Principal | None:

@@ -6,8 +6,10 @@ from datetime import date
 
 from aiohttp import web
 
+from server.api.boards import query_of
 from server.api.common import (
     authenticate,
+    client_of,
     idempotency_key,
     json_response,
     path_id,
@@ -15,7 +17,7 @@ from server.api.common import (
     viewer,
 )
 from server.api.problems import invalid, read_json, validation_problem
-from server.api.schemas import ActionIn, NewGameIn
+from server.api.schemas import ActionIn, MovesQueryIn, NewGameIn
 from server.domain import utc_day
 from server.engine import Card, DealCode, NotationError, Rule, place_text
 from server.errors import NotFound
@@ -38,7 +40,7 @@ async def create_game(request: web.Request) -> web.Response:
         code = await request.app[SOLVER].daily_code(day, rule)
         view = await games.create_game(player, rule, code, secret=True, daily=day)
     elif body.winnable:
-        code = await request.app[SOLVER].winnable_code(rule)
+        code = await request.app[SOLVER].winnable_code(rule, player)
         view = await games.create_game(player, rule, code, secret=True)
     else:
         view = await games.create_game(player, body.rule, body.deal_code())
@@ -67,8 +69,11 @@ async def act(request: web.Request) -> web.Response:
 @routes.get("/api/v1/games/{id}/moves")
 async def move_log(request: web.Request) -> web.Response:
     game_id = path_id(request)
-    view, log = await service(request).move_log(game_id, await viewer(request))
-    return json_response(moves_json(view, log))
+    q = query_of(request, MovesQueryIn)
+    view, log, more = await service(request).move_page(
+        game_id, await viewer(request), after=q.after, limit=q.limit
+    )
+    return json_response(moves_json(view, log, more))
 
 
 @routes.get("/api/v1/games/{id}/targets")
@@ -110,7 +115,8 @@ async def winnable(request: web.Request) -> web.Response:
     flag = request.query.get("take_backs", "true")
     if flag not in ("true", "false") or set(request.query) - {"take_backs"}:
         raise invalid("take_backs", "expected true or false (and nothing else)")
-    status, nodes = await request.app[SOLVER].verdict(code, flag == "true")
+    client = await client_of(request)
+    status, nodes = await request.app[SOLVER].verdict(code, flag == "true", client)
     return json_response(
         {"code": str(code), "take_backs": flag == "true", "status": status, "nodes": nodes}
     )

@@ -134,7 +134,7 @@ class Connection:
             self.watching[game_id] = watcher
         self.pending[game_id] = []
         try:
-            view, log_rows = await svc.move_log(game_id, self.player)
+            view, log_rows = await svc.missed(game_id, self.player, since, MISSED_LIMIT)
         except BaseException:
             self.pending.pop(game_id, None)
             self.unwatch(game_id)  # an unknown or hidden game is not watched

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from server.api.common import json_response, path_id, service, viewer
+from server.api.common import client_of, json_response, path_id, service, viewer
 from server.api.problems import invalid, read_json
 from server.api.schemas import ReplayIn
+from server.domain import MAX_ACTIONS
 from server.engine import DealCode
-from server.service import verify_replay
+from server.keys import SOLVER
 from server.views import deal_json, replay_json
 
 routes = web.RouteTableDef()
@@ -26,6 +27,8 @@ async def verify(request: web.Request) -> web.Response:
     body = await read_json(request, ReplayIn)
     assert body.code is not None
     code = DealCode.parse(body.code)
+    if len(body.actions) > MAX_ACTIONS:
+        raise invalid("actions", f"at most {MAX_ACTIONS} actions (the longest game)")
     actions: list[str] = []
     for index, item in enumerate(body.actions):
         move = item.get("move") if isinstance(item, dict) else item
@@ -36,7 +39,8 @@ async def verify(request: web.Request) -> web.Response:
         return refused(code, "commitment_mismatch", f"{code} is not the deal committed to.")
     if body.deal is not None and body.deal != deal_json(code):
         return refused(code, "deal_mismatch", f"The deal is not the deal of {code}.")
-    result = verify_replay(code, actions, body.result)
+    client = await client_of(request)
+    result = await request.app[SOLVER].verify_replay(code, actions, body.result, client)
     return json_response(
         {
             "valid": result.valid,

@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from server.domain import ActionRequest
+from server.domain import MAX_ACTIONS, MOVE_PAGE_MAX, ActionRequest
 from server.engine import Card, DealCode, Rule, parse_place
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
@@ -230,3 +230,10 @@ class LiveGamesQueryIn(Strict):
 
     limit: int = Field(default=20, ge=1, le=100)
     after: str | None = Field(default=None, max_length=512)
+
+
+class MovesQueryIn(Strict):
+    """Query of GET /api/v1/games/{id}/moves: the entries after sequence number `after`."""
+
+    limit: int = Field(default=MOVE_PAGE_MAX, ge=1, le=MOVE_PAGE_MAX)
+    after: int = Field(default=0, ge=0, le=MAX_ACTIONS)

@@ -64,14 +64,25 @@ async def load_game(session: AsyncSession, game_id: str) -> tuple[GameRecord, st
 LOG_COLUMNS = (MoveRow.game_id, MoveRow.seq, MoveRow.move, MoveRow.score, MoveRow.at_ms)
 
 
-async def move_log(session: AsyncSession, game_id: str, up_to: int) -> list[LoggedMove]:
-    """The move log up to sequence number `up_to`: the game's version as it was read, since
-    under READ COMMITTED a later statement may see actions committed after that read."""
-    result = await session.execute(
-        select(*LOG_COLUMNS)
-        .where(MoveRow.game_id == game_id, MoveRow.seq <= up_to)
-        .order_by(MoveRow.seq)
+async def move_log(
+    session: AsyncSession,
+    game_id: str,
+    up_to: int,
+    *,
+    after: int = 0,
+    limit: int | None = None,
+    last: int | None = None,
+) -> list[LoggedMove]:
+    """The move log after sequence number `after` up to `up_to` (the game's version as it was
+    read, since under READ COMMITTED a later statement may see actions committed after that
+    read): its first `limit` entries, or its `last` ones, in order."""
+    query = select(*LOG_COLUMNS).where(
+        MoveRow.game_id == game_id, MoveRow.seq > after, MoveRow.seq <= up_to
     )
+    if last is not None:
+        query = query.order_by(MoveRow.seq.desc()).limit(last)
+        return [LoggedMove(*row) for row in reversed((await session.execute(query)).all())]
+    result = await session.execute(query.order_by(MoveRow.seq).limit(limit))
     return [LoggedMove(*row) for row in result]
 
 

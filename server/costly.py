@@ -1,0 +1,148 @@
+"""Costly work off the event loop, bounded and fair: the solver and replay verification run in
+worker processes (issue 14).
+
+Two lanes, each with its own worker process(es) and a bounded queue:
+
+- `play`: work on a player's own games: hints, certifying winnable-only deals (new games and
+  races) and drawing the daily deal;
+- `public`: work that anyone may ask for without playing: a deal's verdict, a replay's
+  verification.
+
+Anonymous work never shares a worker with a player's hint, so a flood of verdicts cannot starve
+the players. A lane holds at most `workers + queue` jobs, running or waiting; one more is refused
+at once with `503` and `Retry-After` (`WorkBusy`). A client (its player, else its address) has one
+costly request in flight at a time in a process, over both lanes; a second one at the same time is
+refused with `429` (`OneAtATime`). Every job is bounded by its own node or action budget, sized to
+end well within `JOB_SECONDS` on a slow core; a caller waits at most its own time limit, and a job
+it gave up on still finishes in its worker (a deal's search is followed to its end and its verdict
+stored, so the same request is then answered from the store: `server.solving`).
+
+Processes are spawned (not forked) on first use, so that a worker never inherits the server's
+event loop, sockets or database connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+from server.errors import Problem
+
+T = TypeVar("T")
+
+QUEUE = 8
+"""Jobs that may wait in a lane beside those running."""
+JOB_SECONDS = 20.0
+"""The longest a job may take on a slow core; node budgets are sized from it (server.solving)."""
+RETRY_AFTER = "5"
+
+
+class WorkBusy(Problem):
+    """A lane is full: the client should come back later."""
+
+    status = 503
+    slug = "solver-unavailable"
+    title = "Solver unavailable"
+    headers = {"Retry-After": RETRY_AFTER}  # noqa: RUF012
+
+
+class OneAtATime(Problem):
+    """A client asked for costly work while its previous costly request was still running."""
+
+    status = 429
+    slug = "too-many-requests"
+    title = "Too many requests"
+    headers = {"Retry-After": "1"}  # noqa: RUF012
+
+
+class Lane:
+    """Worker processes with a bounded queue."""
+
+    def __init__(self, name: str, workers: int = 1, queue: int = QUEUE) -> None:
+        self.name = name
+        self.workers = workers
+        self.capacity = workers + queue
+        self.pending = 0
+        """Jobs submitted and not yet finished (running or waiting)."""
+        self.jobs = 0
+        """Jobs submitted since the start."""
+        self.seconds = 0.0
+        """How long the last job took, queue included."""
+        self._pool: ProcessPoolExecutor | None = None
+
+    @property
+    def pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context("spawn")
+            )
+        return self._pool
+
+    def close(self) -> None:
+        """Stops the workers, a job still running included (the server is shutting down)."""
+        if self._pool is not None:
+            # ProcessPoolExecutor lets a running job finish; on shutdown nobody waits for it.
+            # (Python 3.14's terminate_workers() does this; 3.11 keeps the processes here.)
+            processes = list(getattr(self._pool, "_processes", {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                process.terminate()
+            self._pool = None
+
+    async def run(self, fn: Callable[..., T], *args: Any, seconds: float) -> T:
+        """`fn(*args)` in a worker; `WorkBusy` when the lane is full, `TimeoutError` after
+        `seconds` (the job still finishes in its worker, its result unused)."""
+        if self.pending >= self.capacity:
+            raise WorkBusy(f"The server is busy with other {self.name} work; try again shortly.")
+        try:
+            future = self.pool.submit(fn, *args)
+        except BrokenProcessPool:
+            self._pool = None  # a worker died (killed, out of memory): the next job starts anew
+            raise WorkBusy("A worker process was lost; try again.") from None
+        self.pending += 1
+        self.jobs += 1
+        started = time.monotonic()
+        waiting = asyncio.wrap_future(future)
+
+        def finished(_: asyncio.Future[T]) -> None:
+            self.pending -= 1
+            self.seconds = time.monotonic() - started
+
+        waiting.add_done_callback(finished)
+        try:
+            return await asyncio.wait_for(asyncio.shield(waiting), seconds)
+        except BrokenProcessPool:
+            self._pool = None
+            raise WorkBusy("A worker process was lost; try again.") from None
+
+
+class CostlyWork:
+    """The two lanes, and who has a costly request in flight."""
+
+    def __init__(self, play_workers: int = 1, public_workers: int = 1, queue: int = QUEUE) -> None:
+        self.play = Lane("play", play_workers, queue)
+        self.public = Lane("public", public_workers, queue)
+        self.busy: set[str] = set()
+
+    @contextlib.contextmanager
+    def one_at_a_time(self, client: str) -> Iterator[None]:
+        """Holds `client`'s one costly request; `OneAtATime` if it already has one running."""
+        if client in self.busy:
+            raise OneAtATime(
+                "One costly request at a time: wait for the answer to the previous one."
+            )
+        self.busy.add(client)
+        try:
+            yield
+        finally:
+            self.busy.discard(client)
+
+    def close(self) -> None:
+        self.play.close()
+        self.public.close()
