@@ -58,6 +58,7 @@ async def fill(url: str) -> tuple[str, str]:
                 (
                     p,
                     f"player{i}",
+                    f"player{i}",  # the name's key (server.names.name_key): unique
                     uuid.uuid4().hex + uuid.uuid4().hex,
                     now - 400 * DAY,
                     True,
@@ -70,6 +71,7 @@ async def fill(url: str) -> tuple[str, str]:
             columns=[
                 "id",
                 "name",
+                "name_key",
                 "token_hash",
                 "created_ms",
                 "double_click",

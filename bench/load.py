@@ -167,7 +167,9 @@ class Player:
         self.game: Game | None = None
 
     async def sign_up(self) -> None:
-        async with self.session.post(f"{self.base}/api/v1/players", json={"name": "bench"}) as r:
+        # Names are unique on the server (ignoring case).
+        name = {"name": f"bench-{uuid.uuid4().hex[:12]}"}
+        async with self.session.post(f"{self.base}/api/v1/players", json=name) as r:
             self.auth = {"Authorization": f"Bearer {(await r.json())['token']}"}
 
     async def new_game(self) -> None:
@@ -385,7 +387,9 @@ async def wrk_games(base: str, paths: list[Path]) -> None:
     """One player and, per path, WRK_GAMES fresh games of one deal, written as the Lua file
     that wrk_move.lua reads (GAMES_LUA)."""
     async with aiohttp.ClientSession() as session:
-        async with session.post(f"{base}/api/v1/players", json={"name": "wrk"}) as response:
+        async with session.post(
+            f"{base}/api/v1/players", json={"name": f"wrk-{uuid.uuid4().hex[:12]}"}
+        ) as response:
             token = (await response.json())["token"]
         auth = {"Authorization": f"Bearer {token}"}
         limit = asyncio.Semaphore(32)

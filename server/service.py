@@ -59,6 +59,7 @@ from server.errors import (
     Unauthorized,
     VersionConflict,
 )
+from server.names import NameTaken, name_key
 from server.store import queries
 from server.store.commits import (
     Committer,
@@ -189,20 +190,26 @@ class GameService:
     # ---------------------------------------------------------------- players
 
     async def create_player(self, name: str) -> NewPlayer:
+        """A new player; `name` is already checked (`server.names.checked_name`). No two
+        players share a name's key: NameTaken (409) if another has it."""
         token = secrets.token_urlsafe(32)
         player_id = str(uuid.uuid4())
-        async with self.writers.begin() as session:
-            await queries.insert_player(
-                session,
-                id=player_id,
-                name=name,
-                token_hash=hash_token(token),
-                created_ms=self.clock(),
-                double_click=True,
-                placement_help=True,
-                interactive_rules=True,
-                auto_placement=False,
-            )
+        try:
+            async with self.writers.begin() as session:
+                await queries.insert_player(
+                    session,
+                    id=player_id,
+                    name=name,
+                    name_key=name_key(name),
+                    token_hash=hash_token(token),
+                    created_ms=self.clock(),
+                    double_click=True,
+                    placement_help=True,
+                    interactive_rules=True,
+                    auto_placement=False,
+                )
+        except IntegrityError:
+            raise NameTaken(name) from None  # the unique index on name_key
         return NewPlayer(player_id, name, token)
 
     def known_player(self, token: str) -> str | None:
@@ -403,7 +410,17 @@ class GameService:
             return Decision(game, str(action), view.row.assisted)
 
         fingerprint = request.fingerprint(game_id) if idempotency_key is not None else ""
-        return await self._change(player, game_id, decide, idempotency_key, fingerprint)
+        try:
+            applied = await self._change(player, game_id, decide, idempotency_key, fingerprint)
+        except IllegalMove as exc:
+            metrics.action_refused(exc.rule)
+            raise
+        except RaceConflict as exc:
+            metrics.action_refused(str(exc.extra.get("rule", "")))
+            raise
+        if not applied.replayed:
+            metrics.action_applied(applied.view.row.rule)
+        return applied
 
     async def abandon(self, player: Principal, game_id: str) -> Applied:
         def decide(view: GameView) -> Decision:

@@ -25,6 +25,7 @@ from yarl import URL
 from server.app import create_app
 from server.settings import Settings
 from server.store.db import migrate
+from tests.names import unique_name
 
 # When a hypothesis test fails, its pytest plugin imports its patch writer, which imports libcst,
 # which uses the deprecated mypy_extensions.TypedDict: under `filterwarnings = error` that turns
@@ -130,7 +131,9 @@ class Api:
     def __init__(self, client: TestClient[Any, Any]) -> None:
         self.client = client
 
-    async def player(self, name: str = "ana") -> tuple[str, dict[str, str]]:
+    async def player(self, name: str | None = None) -> tuple[str, dict[str, str]]:
+        """A new player called `name`, or "ana-..." (names are unique on the server)."""
+        name = name if name is not None else unique_name("ana")
         response = await self.client.post("/api/v1/players", json={"name": name})
         assert response.status == 201, await response.text()
         body = await response.json()

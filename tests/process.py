@@ -12,6 +12,8 @@ from pathlib import Path
 
 import aiohttp
 
+from tests.names import unique_name
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -75,7 +77,7 @@ async def start_game(base: str) -> tuple[str, dict[str, str], str]:
     (game id, the player's Authorization header, the code)."""
     code = "RU1-C-AAAAAFN"
     async with aiohttp.ClientSession() as session:
-        async with session.post(base + "/api/v1/players", json={"name": "crash"}) as r:
+        async with session.post(base + "/api/v1/players", json={"name": unique_name("crash")}) as r:
             auth = {"Authorization": f"Bearer {(await r.json())['token']}"}
         async with session.post(base + "/api/v1/games", json={"code": code}, headers=auth) as r:
             game_id = (await r.json())["id"]

@@ -22,6 +22,7 @@ from sqlalchemy import func, select
 
 from server.store.db import make_engine
 from server.store.models import ServerSecret
+from tests.names import unique_name
 from tests.process import ServerProcess
 
 RULES = ("classic", "relaxed")
@@ -63,7 +64,8 @@ def commitments(deals: Deals) -> dict[str, str]:
 async def daily_game(base: str, rule: str) -> dict[str, Any]:
     """A new player's game of today's daily deal of `rule`."""
     async with aiohttp.ClientSession() as session:
-        async with session.post(f"{base}/api/v1/players", json={"name": "daily"}) as response:
+        name = {"name": unique_name("daily")}
+        async with session.post(f"{base}/api/v1/players", json=name) as response:
             auth = {"Authorization": f"Bearer {(await response.json())['token']}"}
         body = {"daily": True, "rule": rule}
         async with session.post(f"{base}/api/v1/games", json=body, headers=auth) as response:
@@ -73,10 +75,15 @@ async def daily_game(base: str, rule: str) -> dict[str, Any]:
 
 
 async def stored_secrets(database_url: str) -> int:
+    """The number of deal secrets stored (the cursor secret is another one)."""
     engine = make_engine(database_url, pool_size=1)
     try:
         async with engine.connect() as connection:
-            found = await connection.execute(select(func.count()).select_from(ServerSecret))
+            found = await connection.execute(
+                select(func.count())
+                .select_from(ServerSecret)
+                .where(ServerSecret.name == "deal_secret")
+            )
             count: int = found.scalar_one()
         return count
     finally:

@@ -25,6 +25,7 @@ import aiohttp
 from aiohttp import WSMsgType
 
 from server.engine import DealCode, Game, parse_action
+from tests.names import unique_name
 from tests.process import ROOT, ServerProcess, free_port
 
 CODE = "RU1-C-AAAAAFN"
@@ -59,7 +60,8 @@ async def ready_all(*servers: ServerProcess) -> None:
 
 async def new_game(session: aiohttp.ClientSession, base: str) -> tuple[str, dict[str, str], str]:
     """A new player and a new game of CODE: (token, auth header, game id)."""
-    async with session.post(base + "/api/v1/players", json={"name": "live"}) as response:
+    name = {"name": unique_name("live")}
+    async with session.post(base + "/api/v1/players", json=name) as response:
         assert response.status == 201, await response.text()
         token = (await response.json())["token"]
     auth = {"Authorization": f"Bearer {token}"}

@@ -18,8 +18,10 @@ from pydantic import (
 
 from server.domain import MAX_ACTIONS, MOVE_PAGE_MAX, ActionRequest
 from server.engine import Card, DealCode, Rule, parse_place
+from server.names import checked_name
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
+# 256: a bound on what is read; the name's own limits apply once it is NFC (server.names).
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256)]
 
 
 class Strict(BaseModel):
@@ -31,10 +33,9 @@ class NewPlayerIn(Strict):
 
     @field_validator("name")
     @classmethod
-    def printable(cls, value: str) -> str:
-        if not value.isprintable():
-            raise ValueError("the name must be printable text")
-        return value
+    def valid_name(cls, value: str) -> str:
+        """NFC, visible, at most 32 characters (`server.names`)."""
+        return checked_name(value)
 
 
 class SettingsIn(Strict):

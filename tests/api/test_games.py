@@ -80,7 +80,7 @@ async def test_create_player(client: TestClient[Any, Any]) -> None:
     assert isinstance(body["token"], str) and len(body["token"]) >= 20
     assert response.headers["Location"].endswith(f"/api/v1/players/{body['id']}")
 
-    other = await (await client.post("/api/v1/players", json={"name": "Ana"})).json()
+    other = await (await client.post("/api/v1/players", json={"name": "Bob"})).json()
     assert other["id"] != body["id"] and other["token"] != body["token"]
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from server.engine import DealCode, Game, Move, card_text, parse_action, place_text
+from tests.names import unique_name
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page, Request
@@ -27,8 +28,11 @@ class Table:
 
     # --- set-up -------------------------------------------------------------------------------
 
-    def sign_up(self, name: str = "tester") -> Table:
+    def sign_up(self, name: str | None = None) -> Table:
+        """Signs up through the welcome window, as `name` or a fresh "tester-..." (names are
+        unique on the server)."""
         self.page.goto(self.base + "/")
+        name = name if name is not None else unique_name("tester")
         self.page.fill("#player-name", name)
         self.page.click("#welcome button[type=submit]")
         self.wait_view()
