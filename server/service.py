@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from server import metrics
 from server.broker import Broker, LocalBroker
 from server.domain import (
     MAX_ACTIONS,
