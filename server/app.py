@@ -10,10 +10,11 @@ from aiohttp.typedefs import Middleware
 from server.api import boards, client, games, health, live, players, races, replays
 from server.api.middleware import RateLimiter, cors_middleware
 from server.api.problems import problem_middleware
-from server.boards import BoardService
+from server.boards import BoardService, Cursors
 from server.broker import make_broker
 from server.keys import BOARDS, BROKER, ENGINE, RACES, SERVICE, SETTINGS, SOLVER
 from server.races import RaceService
+from server.server_secrets import CURSOR_SECRET, load_server_secret
 from server.service import GameService
 from server.settings import Settings
 from server.solving import SolverService, load_deal_secret
@@ -34,7 +35,7 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     app[ENGINE] = engine
     app[BROKER] = broker
     app[SERVICE] = GameService(readers, writers, committer, broker)
-    app[BOARDS] = BoardService(readers)
+    app[BOARDS] = BoardService(readers, Cursors(await load_server_secret(writers, CURSOR_SECRET)))
     deal_secret = (
         settings.deal_secret.encode() if settings.deal_secret else await load_deal_secret(writers)
     )

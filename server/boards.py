@@ -1,9 +1,14 @@
 """Use-cases of the leaderboards, player statistics, game listings and export (SPEC 2.5).
 
 Periods are calendar periods in UTC: `day` since today's midnight, `week` since Monday's,
-`month` since the first of the month, `all` for ever. Cursors are opaque to clients: base64url
-JSON of the last row's position, its rank and a fingerprint of the board's parameters; a cursor
-that does not decode, or belongs to another board, is refused (422).
+`month` since the first of the month, `all` for ever.
+
+Every cursor the API gives out (the boards, a player's games, the live games, the races) is made
+by `Cursors`: opaque to clients, base64url JSON of the last row's position and a fingerprint of
+the list it belongs to, signed with HMAC-SHA256 under the server's `cursor_secret` (kept in the
+database like the deal secret, so every process accepts every process's cursors). A cursor
+that does not decode, fails the signature or belongs to another list is refused (422). A cursor
+carries no rank: the rank of the rows after it is counted in the database.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -53,11 +59,6 @@ def day_end(day: str) -> int:
     return int((start + timedelta(days=1)).timestamp() * 1000)
 
 
-def encode_cursor(values: list[Any], board: str) -> str:
-    raw = json.dumps({"v": values, "b": board}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
 def bad_cursor() -> InvalidInput:
     return InvalidInput(
         "The cursor 'after' is not one this board gave out.",
@@ -65,30 +66,62 @@ def bad_cursor() -> InvalidInput:
     )
 
 
-def decode_cursor(cursor: str, board: str, types: tuple[type, ...]) -> list[Any]:
-    """The values of a cursor made by `encode_cursor` for the same board, or InvalidInput."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        data = json.loads(raw)
-        values = data["v"]
-        ok = (
-            data["b"] == board
-            and isinstance(values, list)
-            and len(values) == len(types)
-            and all(
-                isinstance(v, t)
-                and not isinstance(v, bool)
-                and (not isinstance(v, int) or -CURSOR_INT <= v <= CURSOR_INT)
-                and (not isinstance(v, float) or -CURSOR_INT <= v <= CURSOR_INT)
-                and (not isinstance(v, str) or len(v) <= 64)
-                for v, t in zip(values, types, strict=True)
+def _b64encode(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _b64decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class Cursors:
+    """Makes and checks the signed cursors of every paged list.
+
+    A cursor is base64url (unpadded) of `{"v": values, "b": list, "s": signature}`, where the
+    signature is base64url of HMAC-SHA256(key, list + "\n" + the values as compact JSON).
+    """
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) < 16:
+            raise ValueError("the cursor key is too short")
+        self._key = key
+
+    def _sign(self, values: list[Any], board: str) -> str:
+        message = board.encode() + b"\n" + json.dumps(values, separators=(",", ":")).encode()
+        return _b64encode(hmac.new(self._key, message, hashlib.sha256).digest())
+
+    def encode(self, values: list[Any], board: str) -> str:
+        body = {"v": values, "b": board, "s": self._sign(values, board)}
+        return _b64encode(json.dumps(body, separators=(",", ":")).encode())
+
+    def decode(self, cursor: str, board: str, types: tuple[type, ...]) -> list[Any]:
+        """The values of a cursor this server made for the same list, or InvalidInput."""
+        try:
+            data = json.loads(_b64decode(cursor))
+            values = data["v"]
+            signature = data["s"]
+            ok = (
+                isinstance(data, dict)
+                and set(data) == {"v", "b", "s"}
+                and data["b"] == board
+                and isinstance(signature, str)
+                and isinstance(values, list)
+                and hmac.compare_digest(signature.encode(), self._sign(values, board).encode())
+                and len(values) == len(types)
+                and all(
+                    isinstance(v, t)
+                    and not isinstance(v, bool)
+                    and (not isinstance(v, int) or -CURSOR_INT <= v <= CURSOR_INT)
+                    and (not isinstance(v, float) or -CURSOR_INT <= v <= CURSOR_INT)
+                    and (not isinstance(v, str) or len(v) <= 64)
+                    for v, t in zip(values, types, strict=True)
+                )
             )
-        )
-    except (ValueError, KeyError, TypeError, binascii.Error, RecursionError):
-        ok = False
-    if not ok:
-        raise bad_cursor()
-    return list(values)
+        except (ValueError, KeyError, TypeError, binascii.Error, RecursionError):
+            ok = False
+        if not ok:
+            raise bad_cursor()
+        return list(values)
 
 
 def fingerprint(*parts: object) -> str:
@@ -112,9 +145,13 @@ class GamesPage:
 
 class BoardService:
     def __init__(
-        self, readers: async_sessionmaker[AsyncSession], clock: Clock = wall_clock_ms
+        self,
+        readers: async_sessionmaker[AsyncSession],
+        cursors: Cursors,
+        clock: Clock = wall_clock_ms,
     ) -> None:
         self.readers = readers
+        self.cursors = cursors
         self.clock = clock
 
     async def leaderboard(
@@ -140,11 +177,8 @@ class BoardService:
             shown = code if code_revealed(True, daily, "won", now) else None
             until = day_end(daily)
         position: tuple[int, int, str] | None = None
-        rank = 0
         if after is not None:
-            key, finished, game_id, rank = decode_cursor(after, board, (int, int, str, int))
-            if rank < 0:
-                raise bad_cursor()
+            key, finished, game_id = self.cursors.decode(after, board, (int, int, str))
             position = (key, finished, game_id)
         if daily is not None and code is None:  # no deal was drawn that day
             return BoardPage([], None, now, None)
@@ -161,14 +195,17 @@ class BoardService:
         )
         async with self.readers.begin() as session:
             rows = await store.board(session, query)
+            # The rank is counted here, never taken from the client: the entries up to the
+            # cursor's position, read from the board's index.
+            rank = await store.board_rank(session, query) if rows and position else 0
         more = len(rows) > limit
         rows = rows[:limit]
         ranked = [(rank + i + 1, row) for i, row in enumerate(rows)]
         next_cursor = None
         if more and rows:
             last = rows[-1]
-            next_cursor = encode_cursor(
-                [last.sort_key(by), last.finished_ms, last.game_id, rank + len(rows)], board
+            next_cursor = self.cursors.encode(
+                [last.sort_key(by), last.finished_ms, last.game_id], board
             )
         return BoardPage(ranked, next_cursor, now, shown)
 
@@ -221,7 +258,7 @@ class BoardService:
         board = fingerprint("games", f)
         position = None
         if after is not None:
-            created, game_id = decode_cursor(after, board, (int, str))
+            created, game_id = self.cursors.decode(after, board, (int, str))
             position = (created, game_id)
         async with self.readers.begin() as session:
             player = await queries.player_by_id(session, f.player_id)
@@ -234,7 +271,7 @@ class BoardService:
         views = [GameView(r, player.name, loads(r.snapshot), now) for r in rows]
         next_cursor = None
         if more and rows:
-            next_cursor = encode_cursor([rows[-1].created_ms, rows[-1].id], board)
+            next_cursor = self.cursors.encode([rows[-1].created_ms, rows[-1].id], board)
         return GamesPage(views, next_cursor)
 
     async def export(self, f: store.GameFilter) -> AsyncIterator[tuple[GameView, list[Any]]]:

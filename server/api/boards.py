@@ -13,7 +13,6 @@ from pydantic import ValidationError
 from server.api.common import json_response, path_id, viewer
 from server.api.problems import validation_errors, validation_problem
 from server.api.schemas import BoardQueryIn, GamesQueryIn, LiveGamesQueryIn, Strict
-from server.boards import decode_cursor, encode_cursor
 from server.domain import code_revealed, utc_day
 from server.engine import DealCode
 from server.keys import BOARDS
@@ -158,11 +157,12 @@ async def export(request: web.Request) -> web.StreamResponse:
 async def live_games(request: web.Request) -> web.Response:
     """Games in play that anyone may watch, most recently active first, paged."""
     q = query_of(request, LiveGamesQueryIn)
+    boards = request.app[BOARDS]
     after = None
     if q.after is not None:
-        active, game_id = decode_cursor(q.after, "live", (int, str))
+        active, game_id = boards.cursors.decode(q.after, "live", (int, str))
         after = (active, game_id)
-    views, cursor = await request.app[BOARDS].live_games(limit=q.limit, after=after)
-    next_cursor = encode_cursor(list(cursor), "live") if cursor is not None else None
+    views, cursor = await boards.live_games(limit=q.limit, after=after)
+    next_cursor = boards.cursors.encode(list(cursor), "live") if cursor is not None else None
     body = {"games": [game_json(view) for view in views], "next": next_cursor}
     return json_response(body, headers=next_link(request, next_cursor))

@@ -8,8 +8,7 @@ from server.api.boards import next_link, query_of
 from server.api.common import authenticate, json_response, path_id
 from server.api.problems import read_json
 from server.api.schemas import NewRaceIn, RaceBoardQueryIn, RacesQueryIn
-from server.boards import bad_cursor, decode_cursor, encode_cursor
-from server.keys import RACES
+from server.keys import BOARDS, RACES
 from server.store import races as store
 from server.views import race_json
 
@@ -36,14 +35,15 @@ async def create(request: web.Request) -> web.Response:
 @routes.get("/api/v1/races")
 async def listing(request: web.Request) -> web.Response:
     q = query_of(request, RacesQueryIn)
+    cursors = request.app[BOARDS].cursors
     after = None
     if q.after is not None:
-        created, race_id = decode_cursor(q.after, "races", (int, str))
+        created, race_id = cursors.decode(q.after, "races", (int, str))
         after = (created, race_id)
     views, cursor = await request.app[RACES].page(
         status=q.status, rule=q.rule.value if q.rule else None, limit=q.limit, after=after
     )
-    next_cursor = encode_cursor(list(cursor), "races") if cursor is not None else None
+    next_cursor = cursors.encode(list(cursor), "races") if cursor is not None else None
     body = {"races": [race_json(v) for v in views], "next": next_cursor}
     return json_response(body, headers=next_link(request, next_cursor))
 
@@ -80,24 +80,22 @@ async def board(request: web.Request) -> web.Response:
     """Players by their race rating's ordinal (players with a finished race)."""
     q = query_of(request, RaceBoardQueryIn)
     board_key = f"races-{q.rule.value}"
+    cursors = request.app[BOARDS].cursors
     after = None
-    rank = 0
     if q.after is not None:
-        ordinal, races, player_id, rank = decode_cursor(q.after, board_key, (float, int, str, int))
-        if rank < 0:
-            raise bad_cursor()
+        ordinal, races, player_id = cursors.decode(q.after, board_key, (float, int, str))
         after = (ordinal, races, player_id)
     races_service = request.app[RACES]
     async with races_service.readers.begin() as session:
         rows = await store.rating_board(session, q.rule.value, q.limit + 1, after)
+        # The rank is counted, never taken from the client.
+        rank = await store.rating_rank(session, q.rule.value, after) if rows and after else 0
     more = len(rows) > q.limit
     rows = rows[: q.limit]
     next_cursor = None
     if more and rows:
         last = rows[-1]
-        next_cursor = encode_cursor(
-            [last.ordinal, last.races, last.player_id, rank + len(rows)], board_key
-        )
+        next_cursor = cursors.encode([last.ordinal, last.races, last.player_id], board_key)
     body = {
         "rule": q.rule.value,
         "entries": [

@@ -10,7 +10,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select, false, literal_column, or_, select, true, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    false,
+    func,
+    literal_column,
+    or_,
+    select,
+    true,
+    tuple_,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.domain import GameRecord, LoggedMove
@@ -71,23 +81,44 @@ def _sort_column(by: str) -> ColumnElement[Any]:
     return GameRow.moves  # type: ignore[return-value]
 
 
+BOARD_COLUMNS: list[Any] = [
+    GameRow.id,
+    GameRow.player_id,
+    Player.name,
+    GameRow.code,
+    GameRow.score,
+    GameRow.ranked_score,
+    GameRow.status,
+    GameRow.elapsed_ms,
+    GameRow.moves,
+    GameRow.finished_ms,
+    GameRow.secret_deal,
+    GameRow.daily,
+]
+"""The columns of a `BoardRow`, in its order."""
+
+
 def board_query(q: BoardQuery) -> Select[Any]:
     """The query of one page of a leaderboard (also EXPLAINed by bench/leaderboard.py)."""
     key = _sort_column(q.by)
-    query = select(
-        GameRow.id,
-        GameRow.player_id,
-        Player.name,
-        GameRow.code,
-        GameRow.score,
-        GameRow.ranked_score,
-        GameRow.status,
-        GameRow.elapsed_ms,
-        GameRow.moves,
-        GameRow.finished_ms,
-        GameRow.secret_deal,
-        GameRow.daily,
-    ).join(Player, Player.id == GameRow.player_id)
+    query = _board_where(q, select(*BOARD_COLUMNS).join(Player, Player.id == GameRow.player_id))
+    if q.after is not None:
+        query = query.where(tuple_(key, GameRow.finished_ms, GameRow.id) > tuple_(*q.after))
+    return query.order_by(key, GameRow.finished_ms, GameRow.id).limit(q.limit)
+
+
+def board_rank_query(q: BoardQuery) -> Select[Any]:
+    """The number of entries of the board up to and including the position `q.after`: the rank
+    of the last entry of the page before it (reads the same index as the page, to that point;
+    also EXPLAINed by bench/leaderboard.py)."""
+    assert q.after is not None
+    key = _sort_column(q.by)
+    query = _board_where(q, select(func.count()).select_from(GameRow))
+    return query.where(tuple_(key, GameRow.finished_ms, GameRow.id) <= tuple_(*q.after))
+
+
+def _board_where(q: BoardQuery, query: Select[Any]) -> Select[Any]:
+    """The conditions of a board: which games it ranks."""
     # The literal predicates below repeat those of the partial indexes, so the planner uses them.
     if q.by == "score":
         query = query.where(GameRow.finished_ms.is_not(None))
@@ -115,15 +146,18 @@ def board_query(q: BoardQuery) -> Select[Any]:
         query = query.where(GameRow.finished_ms >= q.since_ms)
     if q.until_ms is not None:
         query = query.where(GameRow.finished_ms < q.until_ms)
-    if q.after is not None:
-        query = query.where(tuple_(key, GameRow.finished_ms, GameRow.id) > tuple_(*q.after))
-    return query.order_by(key, GameRow.finished_ms, GameRow.id).limit(q.limit)  # type: ignore[return-value]
+    return query
 
 
 async def board(session: AsyncSession, q: BoardQuery) -> list[BoardRow]:
     """One page of a leaderboard, best first; ties go to the earlier finish, then the id."""
     rows = (await session.execute(board_query(q))).all()
     return [BoardRow(*row) for row in rows]
+
+
+async def board_rank(session: AsyncSession, q: BoardQuery) -> int:
+    """See `board_rank_query`."""
+    return int(await session.scalar(board_rank_query(q)) or 0)
 
 
 @dataclass(frozen=True, slots=True)

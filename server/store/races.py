@@ -216,3 +216,19 @@ async def rating_board(
         query = query.where(tuple_(*key) > tuple_(-after[0], -after[1], after[2]))
     query = query.order_by(*key).limit(limit)
     return [RatingRow(*row) for row in (await session.execute(query)).all()]
+
+
+async def rating_rank(session: AsyncSession, rule: str, after: tuple[float, int, str]) -> int:
+    """The number of players on the race board up to and including the position `after` (the
+    rank of the last entry of the page before it), read from the ix_ratings_board index."""
+    key = (-Rating.ordinal, -Rating.races, Rating.player_id)
+    query = (
+        select(func.count())
+        .select_from(Rating)
+        .where(
+            Rating.rule == rule,
+            Rating.races > 0,
+            tuple_(*key) <= tuple_(-after[0], -after[1], after[2]),
+        )
+    )
+    return int(await session.scalar(query) or 0)
