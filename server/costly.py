@@ -32,6 +32,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
+from server import metrics
 from server.errors import Problem
 
 T = TypeVar("T")
@@ -99,6 +100,7 @@ class Lane:
         """`fn(*args)` in a worker; `WorkBusy` when the lane is full, `TimeoutError` after
         `seconds` (the job still finishes in its worker, its result unused)."""
         if self.pending >= self.capacity:
+            metrics.rate_refused("busy")
             raise WorkBusy(f"The server is busy with other {self.name} work; try again shortly.")
         try:
             future = self.pool.submit(fn, *args)
@@ -107,12 +109,15 @@ class Lane:
             raise WorkBusy("A worker process was lost; try again.") from None
         self.pending += 1
         self.jobs += 1
+        metrics.solver_queued(self.name, self.pending)
         started = time.monotonic()
         waiting = asyncio.wrap_future(future)
 
         def finished(_: asyncio.Future[T]) -> None:
             self.pending -= 1
             self.seconds = time.monotonic() - started
+            metrics.solver_queued(self.name, self.pending)
+            metrics.solver_time(self.name, self.seconds)
 
         waiting.add_done_callback(finished)
         try:
@@ -134,6 +139,7 @@ class CostlyWork:
     def one_at_a_time(self, client: str) -> Iterator[None]:
         """Holds `client`'s one costly request; `OneAtATime` if it already has one running."""
         if client in self.busy:
+            metrics.rate_refused("costly")
             raise OneAtATime(
                 "One costly request at a time: wait for the answer to the previous one."
             )
