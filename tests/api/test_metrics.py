@@ -146,6 +146,12 @@ async def test_metrics_are_not_rate_limited_and_refusals_are_counted(
     refused = moved(before, after, requests, route=route, method="GET", status="429")
     assert refused == statuses.count(429)
     assert moved(before, after, requests, route="/metrics", method="GET", status="200") == 11
+    # Each refusal is counted once by the budget that refused it (an address or a client).
+    kinds = {
+        dict(pairs)["kind"] for name, pairs in after if name == "solitaire_rate_refusals_total"
+    }
+    by_kind = sum(moved(before, after, "solitaire_rate_refusals_total", kind=k) for k in kinds)
+    assert by_kind == statuses.count(429)
 
 
 async def test_openmetrics_when_asked(client: TestClient[Any, Any]) -> None:
@@ -301,3 +307,18 @@ async def test_open_sockets_and_watchers(client: TestClient[Any, Any], api: Api)
         ),
         "the socket and its watch are still counted after the close",
     )
+
+
+async def test_a_hint_is_timed_and_leaves_the_solver_queue_empty(
+    client: TestClient[Any, Any], api: Api
+) -> None:
+    _, auth = await api.player("hinted")
+    game = await api.game(auth, code=CODE)
+    before = await scrape(client)
+    response = await client.get(f"/api/v1/games/{game['id']}/hint", headers=auth)
+    assert response.status == 200, await response.text()
+    after = await scrape(client)
+    # Hints run in the play lane of the costly work (server/costly.py).
+    assert moved(before, after, "solitaire_solver_seconds_count", kind="play") == 1
+    assert moved(before, after, "solitaire_solver_seconds_bucket", kind="play", le="+Inf") == 1
+    assert after[("solitaire_solver_queue_length", labels(kind="play"))] == 0
