@@ -1,38 +1,45 @@
-"""WebSocket play beside HTTP play, keyed and keyless, and fan-out across two server processes.
+"""WebSocket play beside HTTP play, keyed and keyless, and fan-out across two server processes
+with each broker: PostgreSQL LISTEN/NOTIFY and Redis pub/sub.
 
-Two server processes (`python -m server`, RATE_LIMIT=0) share a fresh PostgreSQL database
-`solitaire_bench_ws` on $BENCH_PG_URL's server. Each round makes four measurements of
-BENCH_SECONDS on process A, with BENCH_PLAYERS (64) fresh players each playing random legal
-moves of its own game (mirrored by a local engine, as in bench/load.py; a player whose game is
-over starts another):
+Two pairs of server processes (`python -m server`, RATE_LIMIT=0) run side by side, each pair on a
+fresh PostgreSQL database of its own on $BENCH_PG_URL's server: `pg` (A and B on
+`solitaire_bench_ws`, the default broker) and `redis` (A and B on `solitaire_bench_ws_redis`,
+`BROKER_URL=$BENCH_REDIS_URL`). Each round makes six measurements of BENCH_SECONDS on a pair's
+process A, with BENCH_PLAYERS (64) fresh players each playing random legal moves of its own game
+(mirrored by a local engine, as in bench/load.py; a player whose game is over starts another):
 
-- `ws` keyed: each player acts over its own WebSocket (`act` messages, one at a time) and sends
-  a fresh `idempotency_key` (uuid4) with every action, as the web client does; BENCH_WATCHERS
-  (4) watchers per game, connected to process B, receive every action through PostgreSQL
-  NOTIFY;
-- `http` keyed: the same players' moves over HTTP (bench/load.py's driver) with a fresh
-  `Idempotency-Key` header on every action;
-- `ws` and `http` keyless: the same without keys.
+- `ws` keyed, once per broker: each player acts over its own WebSocket (`act` messages, one at
+  a time) and sends a fresh `idempotency_key` (uuid4) with every action, as the web client does;
+  BENCH_WATCHERS (4) watchers per game, connected to the pair's process B, receive every action
+  through the pair's broker (with PostgreSQL, B hears every game's events, watched or not; with
+  Redis, only those of the games its sockets watch);
+- `http` keyed (the `pg` pair): the same players' moves over HTTP (bench/load.py's driver) with
+  a fresh `Idempotency-Key` header on every action;
+- `ws` (both brokers) and `http` keyless: the same without keys.
 
-The order is ws keyed, http keyed, ws keyless, http keyless in odd rounds and the reverse in
-even rounds: the machine is shared, so compare ratios within one run, not figures across runs.
-All four use one seed: the same deals and moves. Printed last as `name=value` lines
-(medians over the rounds):
+The order is ws keyed pg, ws keyed redis, http keyed, ws keyless pg, ws keyless redis, http
+keyless in odd rounds and the reverse in even rounds: the machine is shared, so compare ratios
+within one run, not figures across runs. All use one seed: the same deals and moves. Printed
+last as `name=value` lines (medians over the rounds):
 
-- `ws_keyed_actions_per_s`, `ws_keyed_p50_ms`, `ws_keyed_p99_ms` (send to result over the
-  socket), and the same for `ws_keyless_*`, `http_keyed_*`, `http_keyless_*` (request to
-  response);
+- `ws_keyed_actions_per_s_{pg,redis}`, `ws_keyed_p50_ms_{pg,redis}`, `ws_keyed_p99_ms_{pg,redis}`
+  (send to result over the socket), the same for `ws_keyless_*`, and `http_keyed_*`,
+  `http_keyless_*` (request to response, the `pg` pair);
 - `ws_to_http_keyed`, `ws_to_http_keyless`, `ws_keyed_to_keyless`, `http_keyed_to_keyless`
-  (ratios of the medians of actions/s);
-- `fanout_p99_ms` (result received by the player -> event received by a watcher on the other
-  process: the commit is before the result, so this is the commit-to-watcher time less the
-  result's own trip; negative when the watcher hears first) and `fanout_send_p99_ms` (send ->
-  watcher, an upper bound), both from the keyed WebSocket rounds; `fanout_keyless_p99_ms` from
-  the keyless ones;
+  (ratios of the medians of actions/s; ws with PostgreSQL's broker), `redis_to_pg_keyed`,
+  `redis_to_pg_keyless` (ws actions/s with Redis over those with PostgreSQL);
+- `fanout_p99_ms_{pg,redis}` (result received by the player -> event received by a watcher on
+  the other process: the commit is before the result, so this is the commit-to-watcher time less
+  the result's own trip; negative when the watcher hears first) and
+  `fanout_send_p99_ms_{pg,redis}` (send -> watcher, an upper bound), both from the keyed
+  WebSocket rounds; `fanout_keyless_p99_ms_{pg,redis}` from the keyless ones;
+  `fanout_events_{pg,redis}` (events heard by the watchers per keyed round: every action times
+  the watchers, or the fan-out lost some);
 - `bench_seconds`: how long the whole run took.
 
-With no arguments the run takes about a minute and a half on a 2-core machine. Environment:
-BENCH_PLAYERS (64), BENCH_WATCHERS (4), BENCH_SECONDS (8), BENCH_ROUNDS (2), BENCH_PG_URL.
+With no arguments the run takes about two and a half minutes on a 2-core machine. Environment:
+BENCH_PLAYERS (64), BENCH_WATCHERS (4), BENCH_SECONDS (8), BENCH_ROUNDS (2), BENCH_PG_URL,
+BENCH_REDIS_URL (redis://127.0.0.1:6379/0).
 """
 
 from __future__ import annotations
@@ -45,18 +52,28 @@ import statistics
 import time
 
 import aiohttp
-from load import Player, drive_server, fresh_pg, pct, start, stop
+from load import Player, Server, drive_server, fresh_pg, pct, start, stop
 
 PLAYERS = int(os.environ.get("BENCH_PLAYERS", "64"))
 WATCHERS = int(os.environ.get("BENCH_WATCHERS", "4"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "8"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
-PORT_A, PORT_B = 18281, 18282
-ORDER = [("ws", "keyed"), ("http", "keyed"), ("ws", "keyless"), ("http", "keyless")]
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+PORTS = {"pg": (18281, 18282), "redis": (18283, 18284)}
+"""Each broker's pair of processes: (A, B)."""
+ORDER = [
+    ("ws", "keyed", "pg"),
+    ("ws", "keyed", "redis"),
+    ("http", "keyed", "pg"),
+    ("ws", "keyless", "pg"),
+    ("ws", "keyless", "redis"),
+    ("http", "keyless", "pg"),
+]
 
 
-async def ws_round(seconds: float, keyed: bool) -> dict[str, list[float]]:
-    base_a, base_b = f"http://127.0.0.1:{PORT_A}", f"http://127.0.0.1:{PORT_B}"
+async def ws_round(seconds: float, keyed: bool, broker: str) -> dict[str, list[float]]:
+    port_a, port_b = PORTS[broker]
+    base_a, base_b = f"http://127.0.0.1:{port_a}", f"http://127.0.0.1:{port_b}"
     rng = random.Random(7)  # drive_server's seed
     sent: dict[tuple[str, int], float] = {}  # (game id, version): when its action was sent
     answered: dict[tuple[str, int], float] = {}  # ... when its result reached the player
@@ -129,70 +146,100 @@ async def ws_round(seconds: float, keyed: bool) -> dict[str, list[float]]:
     fanout_send = [t - sent[key] for key, t in heard if key in sent]
     return {
         "rate": [len(latencies) / elapsed],
+        "events": [float(len(heard))],
         "latencies": sorted(latencies),
         "fanout": sorted(fanout),
         "fanout_send": sorted(fanout_send),
     }
 
 
+async def start_pair(broker: str) -> tuple[Server, Server]:
+    """The broker's two processes on a fresh database of their own."""
+    url = await fresh_pg("solitaire_bench_ws" if broker == "pg" else "solitaire_bench_ws_redis")
+    args = ["-m", "server", "--database-url", url]
+    saved = os.environ.pop("BROKER_URL", None)
+    if broker == "redis":
+        os.environ["BROKER_URL"] = REDIS_URL
+    try:
+        a = await start(args, PORTS[broker][0])
+        try:
+            b = await start(args, PORTS[broker][1])
+        except BaseException:
+            stop(a)
+            raise
+    finally:
+        os.environ.pop("BROKER_URL", None)
+        if saved is not None:
+            os.environ["BROKER_URL"] = saved
+    return a, b
+
+
 async def main() -> None:
     began = time.perf_counter()
-    url = await fresh_pg("solitaire_bench_ws")
-    args = ["-m", "server", "--database-url", url]
-    a = await start(args, PORT_A)
-    b = await start(args, PORT_B)
+    servers: list[Server] = []
     figures: dict[str, list[float]] = {}
 
     def add(name: str, value: float) -> None:
         figures.setdefault(name, []).append(value)
 
     try:
+        for broker in PORTS:
+            servers += await start_pair(broker)
         for round_ in range(ROUNDS):
-            for transport, variant in ORDER if round_ % 2 == 0 else ORDER[::-1]:
+            for transport, variant, broker in ORDER if round_ % 2 == 0 else ORDER[::-1]:
                 keyed = variant == "keyed"
+                suffix = f"_{broker}" if transport == "ws" else ""
                 if transport == "ws":
-                    r = await ws_round(SECONDS, keyed)
+                    r = await ws_round(SECONDS, keyed, broker)
                     rate, latencies = r["rate"][0], r["latencies"]
                     fanout = pct(r["fanout"], 0.99)
-                    add("fanout_p99_ms" if keyed else "fanout_keyless_p99_ms", fanout)
+                    add(
+                        f"fanout_p99_ms_{broker}" if keyed else f"fanout_keyless_p99_ms_{broker}",
+                        fanout,
+                    )
                     if keyed:
-                        add("fanout_send_p99_ms", pct(r["fanout_send"], 0.99))
+                        add(f"fanout_send_p99_ms_{broker}", pct(r["fanout_send"], 0.99))
+                        add(f"fanout_events_{broker}", r["events"][0])
                     extra = f", fan-out p99 {fanout:.1f} ms"
                 else:
-                    drive = await drive_server(f"http://127.0.0.1:{PORT_A}", SECONDS, keyed)
+                    base = f"http://127.0.0.1:{PORTS['pg'][0]}"
+                    drive = await drive_server(base, SECONDS, keyed)
                     if drive.errors:
                         raise RuntimeError(f"{drive.errors} HTTP actions were refused")
                     rate, latencies, extra = drive.rate, drive.latencies, ""
-                add(f"{transport}_{variant}_actions_per_s", rate)
-                add(f"{transport}_{variant}_p50_ms", pct(latencies, 0.5))
-                add(f"{transport}_{variant}_p99_ms", pct(latencies, 0.99))
+                add(f"{transport}_{variant}_actions_per_s{suffix}", rate)
+                add(f"{transport}_{variant}_p50_ms{suffix}", pct(latencies, 0.5))
+                add(f"{transport}_{variant}_p99_ms{suffix}", pct(latencies, 0.99))
                 print(
-                    f"# round {round_ + 1}: {transport} {variant} {rate:.0f} actions/s, "
+                    f"# round {round_ + 1}: {transport} {variant} ({broker}) {rate:.0f} actions/s, "
                     f"p99 {pct(latencies, 0.99):.0f} ms{extra}",
                     flush=True,
                 )
     finally:
-        stop(a)
-        stop(b)
+        for server in servers:
+            stop(server)
     median = {name: statistics.median(values) for name, values in figures.items()}
-    rates = {
-        name.removesuffix("_actions_per_s"): value
-        for name, value in median.items()
-        if name.endswith("_actions_per_s")
-    }
     out: dict[str, float] = {}
     for variant in ("keyed", "keyless"):
-        for transport in ("ws", "http"):
-            for figure in ("actions_per_s", "p50_ms", "p99_ms"):
-                name = f"{transport}_{variant}_{figure}"
-                out[name] = median[name]
-        out[f"ws_to_http_{variant}"] = rates[f"ws_{variant}"] / rates[f"http_{variant}"]
-    for transport in ("ws", "http"):
-        out[f"{transport}_keyed_to_keyless"] = (
-            rates[f"{transport}_keyed"] / rates[f"{transport}_keyless"]
-        )
-    for name in ("fanout_p99_ms", "fanout_send_p99_ms", "fanout_keyless_p99_ms"):
-        out[name] = median[name]
+        for transport, suffixes in (("ws", ("_pg", "_redis")), ("http", ("",))):
+            for suffix in suffixes:
+                for figure in ("actions_per_s", "p50_ms", "p99_ms"):
+                    name = f"{transport}_{variant}_{figure}{suffix}"
+                    out[name] = median[name]
+    for variant in ("keyed", "keyless"):
+        ws = median[f"ws_{variant}_actions_per_s_pg"]
+        out[f"ws_to_http_{variant}"] = ws / median[f"http_{variant}_actions_per_s"]
+        out[f"redis_to_pg_{variant}"] = median[f"ws_{variant}_actions_per_s_redis"] / ws
+    out["ws_keyed_to_keyless"] = (
+        median["ws_keyed_actions_per_s_pg"] / median["ws_keyless_actions_per_s_pg"]
+    )
+    out["http_keyed_to_keyless"] = (
+        median["http_keyed_actions_per_s"] / median["http_keyless_actions_per_s"]
+    )
+    for broker in PORTS:
+        for name in ("fanout_p99_ms", "fanout_send_p99_ms", "fanout_keyless_p99_ms"):
+            out[f"{name}_{broker}"] = median[f"{name}_{broker}"]
+        out[f"fanout_events_{broker}"] = median[f"fanout_events_{broker}"]
     out["bench_seconds"] = time.perf_counter() - began
     print(f"players={PLAYERS}")
     print(f"watchers_per_game={WATCHERS}")

@@ -28,7 +28,6 @@ import json
 import logging
 import os
 import uuid
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -243,11 +242,12 @@ class RedisBroker(Broker):
     - One channel per game (`solitaire:game:<id>`) and per race (`solitaire:race:<id>`). A
       process subscribes to a channel when the first local watcher of its key (or tap of its
       game) comes, and unsubscribes when the last one goes: other games' events never reach it.
-    - The change is published after its commit, by one task in this process that sends what is
-      queued in order, pipelined (`PUBLISH`), so the commit carries no `pg_notify` and an
-      action's answer does not wait for Redis. The message is `<origin> <version> <answer>`,
-      the answer as `payload()` would give it (`encode_answer`), "-" for a signal; this
-      process's own watchers and taps get the change at once, and skip its echo (`origin`).
+    - The change is published after its commit (`PUBLISH`), written at once on a connection of
+      its own whose replies a task reads, so the commit carries no `pg_notify`, the event leaves
+      as the action is answered, and the answer does not wait for Redis; a game's changes go
+      out in order (the service publishes under the game's lock). The message is `<origin>
+      <version> <answer>`, the answer as `payload()` would give it (`encode_answer`), "-" for a
+      signal; this process's own watchers and taps get the change at once, and skip its echo.
     - A subscription takes effect a moment after `subscribe` returns: the last change of each
       game is also kept in Redis (`solitaire:last:<id>`, for a minute, written before it is
       published) and delivered when the subscription is confirmed, and a race's watchers are
@@ -269,9 +269,6 @@ class RedisBroker(Broker):
     LAST_TTL_S = 60
     RECONNECT_DELAY = 0.5
     PROBE_INTERVAL = 10.0
-    BATCH = 512
-    OUTGOING_MAX = 100_000
-    """Changes queued for Redis while it does not answer; the oldest are dropped beyond."""
 
     def __init__(self, url: str) -> None:
         super().__init__()
@@ -280,10 +277,10 @@ class RedisBroker(Broker):
         self.name = f"solitaire-events-{os.getpid()}"
         """The subscriber's client name in Redis (`CLIENT LIST`)."""
         self.answers: dict[str, tuple[Applied, str | None]] = {}
-        self.outgoing: deque[tuple[str, str, str | None]] = deque(maxlen=self.OUTGOING_MAX)
-        self.signals: set[str] = set()
-        self.wake = asyncio.Event()
-        self.sending = False
+        self.writer: Any = None
+        """The publishing connection, while it works: commands are written on it at once."""
+        self.replies = asyncio.Semaphore(0)
+        """Replies the publishing connection owes (read, and checked, by `_replies_forever`)."""
         self.changed: set[str] = set()
         """Keys whose subscription may have to change (the syncer compares them)."""
         self.dirty = asyncio.Event()
@@ -294,9 +291,9 @@ class RedisBroker(Broker):
         """The last version of each watched game delivered here (a late `last` is not news)."""
         self.waiting: dict[str, list[asyncio.Future[None]]] = {}
         self.connected = asyncio.Event()
-        self.publisher: Any = None
+        self.client: Any = None
         self.listener: asyncio.Task[None] | None = None
-        self.sender: asyncio.Task[None] | None = None
+        self.replier: asyncio.Task[None] | None = None
         self.fetches: set[asyncio.Task[None]] = set()
 
     # ---------------------------------------------------------------- channels
@@ -371,48 +368,71 @@ class RedisBroker(Broker):
             self.heard[row.id] = row.version
         self.tapped(applied)
         data = f"{self.origin} {row.version} {answer or encode_answer(applied)}"
-        self.outgoing.append((self.channel(row.id), data, self.PREFIX + "last:" + row.id))
-        self.wake.set()
+        # The last change first: a subscriber confirmed after the PUBLISH reads it.
+        last = ("SET", self.PREFIX + "last:" + row.id, data, "EX", self.LAST_TTL_S)
+        await self._send(last, ("PUBLISH", self.channel(row.id), data))
 
     async def signal(self, key: str) -> None:
-        """Delivered here at once; sent to the others once per key however many come before the
-        sender gets to it (the watchers read the latest state anyway)."""
+        """Delivered here at once, and sent to the others."""
         self.deliver(key, 0, "")
-        if key not in self.signals:
-            self.signals.add(key)
-            self.outgoing.append((self.channel(key), f"{self.origin} 0 -", None))
-            self.wake.set()
+        await self._send(("PUBLISH", self.channel(key), f"{self.origin} 0 -"))
 
-    async def _send_forever(self) -> None:
-        failing = False
+    async def _send(self, *commands: tuple[Any, ...]) -> None:
+        """Writes the commands now (no wait for a task to be scheduled, nor for the replies):
+        the event leaves as the action is answered, as a NOTIFY leaves with its commit. While
+        Redis is away, nothing is sent (see the class docstring)."""
+        writer = self.writer
+        if writer is None:
+            return
+        try:
+            await writer.send_packed_command(writer.pack_commands(commands), check_health=False)
+        except (OSError, RedisError) as exc:
+            if self.writer is writer:
+                log.warning("publishing events to Redis failed: %s", exc)
+                self.writer = None
+            return
+        for _ in commands:
+            self.replies.release()
+
+    async def _replies_forever(self) -> None:
+        """Connects the publishing connection (again, when it drops) and reads its replies."""
+        from redis.asyncio import ConnectionPool
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+        from redis.exceptions import ResponseError
+
+        lost = False
         while True:
-            await self.wake.wait()
-            self.wake.clear()
-            while self.outgoing:
-                batch = [
-                    self.outgoing.popleft() for _ in range(min(self.BATCH, len(self.outgoing)))
-                ]
-                pipe = self.publisher.pipeline(transaction=False)
-                for channel, data, last in batch:
-                    if last is not None:  # first: a subscriber confirmed later reads it
-                        pipe.set(last, data, ex=self.LAST_TTL_S)
-                    else:
-                        self.signals.discard(self.key_of(channel))
-                    pipe.publish(channel, data)
-                self.sending = True
-                try:
-                    await pipe.execute()
-                except (OSError, RedisError) as exc:
-                    if not failing:
-                        log.warning("publishing events to Redis failed: %s", exc)
-                    failing = True
-                    await asyncio.sleep(self.RECONNECT_DELAY)
-                else:
-                    if failing:
-                        log.warning("publishing events to Redis works again")
-                    failing = False
-                finally:
-                    self.sending = False
+            # No socket timeout: a write is then made at once, not in a task of its own.
+            pool: Any = ConnectionPool.from_url(
+                self.url, socket_timeout=None, socket_connect_timeout=5, retry=Retry(NoBackoff(), 0)
+            )
+            try:
+                connection = await pool.get_connection()
+                if lost:
+                    log.warning("publishing events to Redis works again")
+                lost = False
+                self.replies = asyncio.Semaphore(0)
+                self.writer = connection
+                refused = False
+                while self.writer is connection:
+                    await self.replies.acquire()
+                    try:
+                        await connection.read_response()
+                    except ResponseError as exc:  # Redis refused one (out of memory...)
+                        if not refused:
+                            log.warning("Redis refused an event: %s", exc)
+                        refused = True
+            except (OSError, RedisError) as exc:
+                if not lost and self.writer is not None:
+                    log.warning("publishing events to Redis failed: %s", exc)
+                lost = True
+            finally:
+                self.writer = None
+                with contextlib.suppress(Exception):
+                    await pool.disconnect()
+            lost = True
+            await asyncio.sleep(self.RECONNECT_DELAY)
 
     # ---------------------------------------------------------------- subscribing
 
@@ -446,7 +466,7 @@ class RedisBroker(Broker):
         """The last change of a game, delivered when its subscription is confirmed: one
         committed before it took effect would be missed otherwise."""
         try:
-            data = await self.publisher.get(self.PREFIX + "last:" + key)
+            data = await self.client.get(self.PREFIX + "last:" + key)
         except (OSError, RedisError) as exc:
             log.warning("reading the last change of %s from Redis failed: %s", key, exc)
             return
@@ -546,11 +566,14 @@ class RedisBroker(Broker):
     async def start(self) -> None:
         from redis.asyncio import Redis
 
-        self.publisher = Redis.from_url(self.url, socket_connect_timeout=5)
-        self.sender = asyncio.create_task(self._send_forever())
+        self.client = Redis.from_url(self.url, socket_connect_timeout=5)
+        self.replier = asyncio.create_task(self._replies_forever())
         self.listener = asyncio.create_task(self._listen_forever())
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.connected.wait(), 10)
+            async with asyncio.timeout(10):
+                await self.connected.wait()
+                while self.writer is None:
+                    await asyncio.sleep(0.01)
 
     async def close(self) -> None:
         if self.listener is not None:
@@ -560,19 +583,13 @@ class RedisBroker(Broker):
         for task in list(self.fetches):
             task.cancel()
         await asyncio.gather(*self.fetches, return_exceptions=True)
-        if self.sender is not None:
-            # What was answered is published before the process goes (briefly: Redis may be
-            # gone).
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(2):
-                    while self.outgoing or self.sending:
-                        await asyncio.sleep(0.01)
-            self.sender.cancel()
+        if self.replier is not None:
+            self.replier.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self.sender
-        if self.publisher is not None:
+                await self.replier
+        if self.client is not None:
             with contextlib.suppress(Exception):
-                await self.publisher.aclose()
+                await self.client.aclose()
 
 
 def make_broker(url: str, broker_url: str | None = None) -> Broker:
