@@ -1,9 +1,10 @@
-"""The build step that ships the top-level `migrations/` and `openapi.yaml` inside the package.
+"""The build step that ships the top-level `migrations/`, `openapi.yaml` and `asyncapi.yaml`
+inside the package.
 
 The repository keeps them at its top level; an installed server still needs them (it migrates
-its database at start and serves `/openapi.yaml`), so building the package (a wheel,
-`pip install .`, the Docker image) copies them into `server/_bundled/`. Nothing is committed
-twice: a source checkout and an editable install read the top-level files themselves
+its database at start and serves `/openapi.yaml` and `/asyncapi.yaml`), so building the package
+(a wheel, `pip install .`, the Docker image) copies them into `server/_bundled/`. Nothing is
+committed twice: a source checkout and an editable install read the top-level files themselves
 (`server/resources.py` picks whichever is there). Everything else is in pyproject.toml.
 """
 
@@ -21,7 +22,7 @@ BUNDLED = os.path.join("server", "_bundled")
 
 def bundled_sources() -> list[str]:
     """The files to ship, relative to the project directory (where the build runs)."""
-    required = ["openapi.yaml", os.path.join("migrations", "env.py")]
+    required = ["openapi.yaml", "asyncapi.yaml", os.path.join("migrations", "env.py")]
     missing = [path for path in required if not os.path.isfile(path)]
     if missing:
         raise RuntimeError(f"cannot build the server without {', '.join(missing)}")

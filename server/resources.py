@@ -1,10 +1,10 @@
 """Where the server's files from the top level of the repository are: the alembic migrations
-and the API document.
+and the API documents.
 
-They live at the top of the repository (`migrations/`, `openapi.yaml`). Building the package (a
-wheel, `pip install .`, the Docker image) copies them into `server/_bundled/` (setup.py), and an
-installed server reads that copy; a source checkout or an editable install has no such copy and
-reads the top-level files themselves.
+They live at the top of the repository (`migrations/`, `openapi.yaml`, `asyncapi.yaml`).
+Building the package (a wheel, `pip install .`, the Docker image) copies them into
+`server/_bundled/` (setup.py), and an installed server reads that copy; a source checkout or an
+editable install has no such copy and reads the top-level files themselves.
 """
 
 from __future__ import annotations
@@ -29,3 +29,9 @@ def migrations_dir() -> Path:
 def openapi_path() -> Path:
     """The OpenAPI document served at /openapi.yaml."""
     return _located("openapi.yaml")
+
+
+def asyncapi_path() -> Path:
+    """The AsyncAPI document of the WebSocket, served at /asyncapi.yaml (its schemas refer to
+    openapi.yaml's, which sits beside it wherever it is)."""
+    return _located("asyncapi.yaml")

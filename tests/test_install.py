@@ -1,6 +1,7 @@
 """An installed server needs no source tree: a wheel of the project, installed into a fresh
 virtual environment and run from outside the repository, migrates a new database to the newest
-revision of the top-level `migrations/` and serves the top-level `openapi.yaml` byte for byte.
+revision of the top-level `migrations/` and serves the top-level `openapi.yaml` and
+`asyncapi.yaml` byte for byte.
 
 The wheel is built without build isolation and the environment sees the current one's
 packages (`--system-site-packages`), so nothing is downloaded.
@@ -113,17 +114,21 @@ def test_the_installed_package_is_the_one_imported(venv: Path, tmp_path: Path) -
         venv,
         "-c",
         "import server, server.resources as r\n"
-        "print(server.__file__)\nprint(r.migrations_dir())\nprint(r.openapi_path())",
+        "print(server.__file__)\nprint(r.migrations_dir())\nprint(r.openapi_path())\n"
+        "print(r.asyncapi_path())",
         cwd=tmp_path,
         env=outside_env(),
     )
-    package, migrations, document = (Path(line) for line in out.splitlines())
+    package, migrations, document, asyncapi = (Path(line) for line in out.splitlines())
     prefix = venv.parent.parent.resolve()
-    for path in (package, migrations, document):
+    for path in (package, migrations, document, asyncapi):
         assert path.resolve().is_relative_to(prefix), (path, prefix)
         assert not path.resolve().is_relative_to(ROOT), path
     assert (migrations / "env.py").is_file()
     assert document.read_bytes() == (ROOT / "openapi.yaml").read_bytes()
+    # Side by side, as at the top level: asyncapi.yaml's schemas refer to openapi.yaml's.
+    assert asyncapi.read_bytes() == (ROOT / "asyncapi.yaml").read_bytes()
+    assert asyncapi.parent == document.parent
 
 
 def get(url: str) -> tuple[int, bytes]:
@@ -135,7 +140,7 @@ def get(url: str) -> tuple[int, bytes]:
             return error.code, error.read()
 
 
-def test_the_installed_server_migrates_and_serves_the_api_document(
+def test_the_installed_server_migrates_and_serves_the_api_documents(
     venv: Path, tmp_path: Path
 ) -> None:
     port = free_port()
@@ -162,9 +167,10 @@ def test_the_installed_server_migrates_and_serves_the_api_document(
                 pass
             time.sleep(0.1)
 
-        status, body = get(base + "/openapi.yaml")
-        assert status == 200
-        assert body == (ROOT / "openapi.yaml").read_bytes()
+        for name in ("openapi.yaml", "asyncapi.yaml"):
+            status, body = get(f"{base}/{name}")
+            assert status == 200, name
+            assert body == (ROOT / name).read_bytes(), name
 
         head = ScriptDirectory(str(ROOT / "migrations")).get_current_head()
         assert head is not None
