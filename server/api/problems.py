@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 from pydantic import BaseModel, ValidationError
 
 from server.engine import IllegalMove, NotationError
@@ -86,7 +87,12 @@ def validation_problem(errors: list[dict[str, str]]) -> Problem:
 
 async def read_json(request: web.Request, model: type[M]) -> M:
     """The request body parsed as JSON and validated by `model` (400 / 413 / 422)."""
-    raw = await request.read()
+    try:
+        raw = await request.read()
+    except RequestPayloadError as exc:  # a body that cannot be decoded (a bad gzip stream)
+        raise Problem(
+            f"The body could not be read: {exc}.", slug="bad-body", title="Unreadable body"
+        ) from None
     try:
         # An empty body stands for {} (every field optional); JSON null is not an object.
         data = json.loads(raw) if raw.strip() else {}
