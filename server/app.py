@@ -8,7 +8,7 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from server.api import boards, client, games, health, live, players, races, replays
-from server.api.middleware import RateLimiter, cors_middleware
+from server.api.middleware import BUDGET, RateBudget, setup_cors
 from server.api.problems import problem_middleware
 from server.boards import BoardService, Cursors
 from server.broker import make_broker
@@ -57,16 +57,23 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     await engine.dispose()
 
 
+async def rate_budget(app: web.Application) -> AsyncIterator[None]:
+    """Closes the rate budget's storage (its Redis connections) at shutdown."""
+    yield
+    await app[BUDGET].close()
+
+
 def create_app(settings: Settings) -> web.Application:
-    middlewares: list[Middleware] = [cors_middleware, problem_middleware]
-    if settings.rate_limit > 0:
-        middlewares.insert(
-            1, RateLimiter(settings.rate_limit, settings.trust_forwarded).middleware()
-        )
+    budget = RateBudget(settings.rate_limit, settings.rate_limit_storage, settings.trust_forwarded)
+    # The rate budget first: every request is charged before anything else reads it.
+    middlewares: list[Middleware] = [budget.middleware(), problem_middleware]
     app = web.Application(middlewares=middlewares, client_max_size=settings.body_limit)
     app[SETTINGS] = settings
+    app[BUDGET] = budget
+    app.cleanup_ctx.append(rate_budget)
     app.cleanup_ctx.append(database)
     for module in (health, players, games, replays, boards, races, client):
         app.router.add_routes(module.routes)
     live.setup(app)
+    setup_cors(app)  # last: on every /api/ route added above
     return app

@@ -13,15 +13,15 @@ import asyncio
 import contextlib
 import json
 import logging
-import time
 import uuid
 from typing import Any
 
 from aiohttp import WSMsgType, web
 from pydantic import ValidationError
 
+from server import metrics
 from server.api.common import TOKEN_MAX, authenticate, idempotency_key, service
-from server.api.middleware import TokenBucket
+from server.api.middleware import BUDGET
 from server.api.problems import (
     invalid,
     known_problem,
@@ -33,7 +33,7 @@ from server.api.schemas import ActionIn
 from server.domain import LoggedMove, Principal
 from server.engine.messages import negotiate
 from server.errors import NotFound, Problem, Unauthorized
-from server.keys import BROKER, RACES, SETTINGS
+from server.keys import BROKER, RACES
 from server.standings import RaceView
 from server.views import action_json, game_json, race_json
 
@@ -74,7 +74,10 @@ class Connection:
         self.close_code: int | None = None
         self.reason = ""
         self.sender_task: asyncio.Task[None] | None = None
-        self.bucket = TokenBucket(request.app[SETTINGS].rate_limit, time.monotonic())
+        self.budget = request.app[BUDGET]
+        self.address = self.budget.address(request)
+        self.counted: str | None = None
+        """The player this socket is counted for in the socket caps (None: nobody's yet)."""
 
     # ------------------------------------------------------------------ sending
 
@@ -208,8 +211,22 @@ class Connection:
 
     # ------------------------------------------------------------------ messages
 
-    def take_token(self) -> bool:
-        return self.bucket.take(time.monotonic()) == 0.0
+    async def take_token(self) -> bool:
+        """Charges a message to the player's and the address's budgets, shared with every
+        other connection and every HTTP request of theirs; False when it is over either."""
+        player = self.player.id if self.player is not None else None
+        return await self.budget.charge(self.address, player) is None
+
+    def count_player(self) -> bool:
+        """Counts this socket for its (new) player; False, and the socket closing, when that
+        is over the player's cap."""
+        if self.player is None or self.player.id == self.counted:
+            return True
+        over = self.budget.sockets.change_player(self.counted, self.player.id)
+        self.counted = None if over else self.player.id
+        if over:
+            self.close_soon(CLOSE_POLICY, over)
+        return not over
 
     async def handle(self, raw: str) -> None:
         try:
@@ -259,6 +276,8 @@ class Connection:
             if not isinstance(token, str) or not token or len(token) > TOKEN_MAX:
                 raise invalid("token", "expected the bearer token as text")
             self.player = await service(self.request).authenticate(token)
+            if not self.count_player():
+                return
             self.push(
                 {
                     "type": "authenticated",
@@ -389,6 +408,14 @@ async def live(request: web.Request) -> web.StreamResponse:
     if request.headers.get("Authorization"):
         connection.player = await authenticate(request)
     await ws.prepare(request)
+    sockets = request.app[BUDGET].sockets
+    player_id = connection.player.id if connection.player is not None else None
+    over = sockets.open(connection.address, player_id)
+    if over is not None:
+        await ws.close(code=CLOSE_POLICY, message=over.encode())
+        return ws
+    connection.counted = player_id
+    metrics.socket_opened()
     request.app[CONNECTIONS].add(connection)
     sender = connection.sender_task = asyncio.create_task(connection.sender())
     try:
@@ -396,7 +423,7 @@ async def live(request: web.Request) -> web.StreamResponse:
             if connection.close_code is not None:
                 break
             if msg.type == WSMsgType.TEXT:
-                if not connection.take_token():
+                if not await connection.take_token():
                     connection.close_soon(CLOSE_POLICY, "rate limit exceeded")
                     break
                 async with connection.busy:
@@ -410,6 +437,8 @@ async def live(request: web.Request) -> web.StreamResponse:
                 break
     finally:
         request.app[CONNECTIONS].discard(connection)
+        sockets.close(connection.address, connection.counted)
+        metrics.socket_closed()
         connection.unwatch_all()
         connection.close_soon(connection.close_code or 1000, "")
         with contextlib.suppress(asyncio.TimeoutError):

@@ -1,132 +1,348 @@
-"""CORS for `/api/*` and the per-client rate limit (SPEC 2.7)."""
+"""One rate budget per client (SPEC 2.7), caps on open WebSockets, and CORS for `/api/*`.
+
+**Rate budgets.** Every `/api/` request (preflights and WebSocket upgrades included) is charged
+before anything else looks at it, to two budgets at once, and refused with `429` and
+`Retry-After` when either is spent:
+
+- the *address's*, first: `ADDRESS_FACTOR` (4) times `RATE_LIMIT`, for everything from one
+  address (players and anonymous requests together): a household or an office behind one NAT
+  gets four players' worth, and no number of sign-ups or tokens buys one address more than that.
+- then the *client's*: `RATE_LIMIT` requests a second. The client is the player of the bearer
+  token when the token is a real player's, else the address (its anonymous requests). Whether
+  a token is real is asked only once the address's budget has allowed the request: tokens this
+  process has verified are known without a read (`GameService.known_player`), others are
+  looked up once (and then known). A made-up token is no player: the request is charged as
+  anonymous, and the handler answers it with `401`.
+
+Sign-ups (`POST /api/v1/players`) are charged a third budget besides: `SIGNUPS_PER_MINUTE` (20) a
+minute per address. Every message of every WebSocket connection is charged like a request, to
+its player (once authenticated) and its address (see `server/api/live.py`).
+
+The budgets are counted by the `limits` package with its moving window: at most the budget in
+any window (one second for requests, one minute for sign-ups); `Retry-After` says when the
+oldest request of the window leaves it. `RATE_LIMIT_STORAGE` says where: `memory://` (the
+default) counts in each process; `redis://host:port/db` counts in Redis, shared by every process
+and replica, so `--workers N` or N replicas do not multiply a budget. If Redis cannot be reached,
+requests are let through (and a warning logged at most once a minute): the rate limit protects
+the server, it is not worth refusing every player for. `RATE_LIMIT=0` turns every budget and
+cap off.
+
+**Open WebSockets** are capped per process: `SOCKETS_PER_PLAYER` (8) per player and
+`SOCKETS_PER_ADDRESS` (32) per address. A socket over a cap is closed at once with `1008` and a
+reason. (Counting sockets across processes would need a lease that expires when a process dies
+without closing them; per process is exact and needs nothing else. Behind N replicas a client can
+hold N times as many, each still charged to one shared message budget.)
+
+**CORS** is `aiohttp-cors`, set on every `/api/` resource: any origin, no credentials (tokens are
+explicit, there are no cookies), the same allowed and exposed headers as before. The library
+echoes the request's `Origin` instead of answering `*`, and answers a preflight with `200` and the
+one method asked; since the answer then depends on the `Origin`, every `/api/` answer carries
+`Vary: Origin` so that a shared cache never hands one origin's answer to another.
+"""
 
 from __future__ import annotations
 
+import logging
 import math
 import time
+from dataclasses import dataclass
+from typing import Any
 
+import aiohttp_cors
 from aiohttp import web
 from aiohttp.typedefs import Middleware
+from limits import RateLimitItem, RateLimitItemPerMinute, RateLimitItemPerSecond
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.strategies import MovingWindowRateLimiter
+from limits.errors import StorageError
+from redis.asyncio import ConnectionPool
 
+from server import metrics
+from server.api.common import TOKEN_MAX
 from server.api.problems import Handler, problem_response
 from server.keys import SERVICE
+from server.service import is_printable_ascii
+from server.settings import SettingsError
 
-ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, Accept-Language"
-EXPOSED_HEADERS = "Location, Retry-After, Link, Content-Language, Idempotent-Replayed"
-ALLOWED_METHODS = "GET, POST, PATCH, OPTIONS"
+log = logging.getLogger(__name__)
+
+ALLOWED_HEADERS = ("Authorization", "Content-Type", "Idempotency-Key", "Accept-Language")
+EXPOSED_HEADERS = ("Location", "Retry-After", "Link", "Content-Language", "Idempotent-Replayed")
+ALLOWED_METHODS = ("GET", "POST", "PATCH")
+CORS_MAX_AGE_S = 86400
+
+ADDRESS_FACTOR = 4
+"""An address may send this many times a client's budget (players behind one NAT)."""
+SIGNUPS_PER_MINUTE = 20
+"""Sign-ups a minute per address: enough for a classroom, far below any use of the API."""
+SIGNUP_PATH = "/api/v1/players"
+SOCKETS_PER_PLAYER = 8
+SOCKETS_PER_ADDRESS = 32
+KEY_PREFIX = "solitaire-rate"
+"""The prefix of the budgets' keys in Redis."""
+STORAGE_WARNING_S = 60.0
 
 
-@web.middleware
-async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Lets a page from any origin use the API (there are no cookies: tokens are explicit)."""
-    if not request.path.startswith("/api/"):
-        return await handler(request)
-    origin = request.headers.get("Origin")
-    if request.method == "OPTIONS" and origin:
-        return web.Response(
-            status=204,
-            headers={
-                "Access-Control-Allow-Origin": "*",
-                "Access-Control-Allow-Methods": ALLOWED_METHODS,
-                "Access-Control-Allow-Headers": ALLOWED_HEADERS,
-                "Access-Control-Max-Age": "86400",
-            },
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A request or message over a budget: when to try again, and why."""
+
+    retry_after: int
+    detail: str
+
+    def response(self) -> web.Response:
+        return problem_response(
+            429,
+            "too-many-requests",
+            "Too many requests",
+            self.detail,
+            headers={"Retry-After": str(self.retry_after)},
         )
-    response = await handler(request)
-    if origin:
-        response.headers["Access-Control-Allow-Origin"] = "*"
-        response.headers["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
-    return response
 
 
-class TokenBucket:
-    """`rate` requests a second, bursts of up to `rate` (at least 1): the rate limit of an HTTP
-    client and of a WebSocket connection (SPEC 2.7; `rate` 0 lets everything through)."""
-
-    __slots__ = ("capacity", "last", "rate", "tokens")
-
-    def __init__(self, rate: float, now: float) -> None:
-        self.rate = rate
-        self.capacity = max(1.0, rate)
-        self.tokens = self.capacity
-        self.last = now
-
-    def take(self, now: float) -> float:
-        """0 when the request may go ahead, else the seconds to wait."""
-        if self.rate <= 0:
-            return 0.0
-        self.tokens = min(self.capacity, self.tokens + (now - self.last) * self.rate)
-        self.last = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return 0.0
-        return (1.0 - self.tokens) / self.rate
-
-    def full(self, now: float) -> bool:
-        return self.tokens + (now - self.last) * self.rate >= self.capacity
+def per_second(rate: float) -> RateLimitItem:
+    """`rate` requests a second as a `limits` item of whole requests: 50 → 50 per second, 2.5 →
+    5 per 2 seconds, 0.2 → 1 per 5 seconds."""
+    if rate >= 1:
+        seconds = 1 if rate == int(rate) else 2
+        return RateLimitItemPerSecond(max(1, round(rate * seconds)), seconds)
+    return RateLimitItemPerSecond(1, max(1, round(1 / rate)))
 
 
-class RateLimiter:
-    """A `TokenBucket` per client: the player of a bearer token this process has verified,
-    else its address."""
+def storage_of(url: str) -> tuple[Storage, ConnectionPool | None]:
+    """The `limits` async storage of a `RATE_LIMIT_STORAGE` URL (and the Redis connection pool to
+    close at shutdown): `memory://`, or `redis://` / `rediss://` / `unix://` (redis-py's own URLs)
+    for `limits`' `async+redis` storage."""
+    if url.startswith("memory://"):
+        return MemoryStorage(), None
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        pool = ConnectionPool.from_url(url)
+        # `limits` builds its redis-py client on the pool given; the pool is ours to close.
+        options: dict[str, Any] = {"connection_pool": pool}
+        storage = RedisStorage(
+            "async+redis://",
+            wrap_exceptions=True,
+            implementation="redispy",
+            key_prefix=KEY_PREFIX,
+            **options,
+        )
+        return storage, pool
+    raise SettingsError(f"RATE_LIMIT_STORAGE {url!r}: expected memory:// or redis://host:port[/db]")
 
-    MAX_CLIENTS = 50_000
 
-    def __init__(self, rate: float, trust_forwarded: bool = False) -> None:
+class RateBudget:
+    """The rate budgets of clients, addresses and sign-ups, and the socket caps, of one app."""
+
+    def __init__(self, rate: float, storage_url: str, trust_forwarded: bool = False) -> None:
         self.rate = rate
         self.trust_forwarded = trust_forwarded
-        self.buckets: dict[str, TokenBucket] = {}
+        self.on = rate > 0
+        self.client_item = per_second(rate) if self.on else RateLimitItemPerSecond(1)
+        self.address_item = RateLimitItemPerSecond(
+            self.client_item.amount * ADDRESS_FACTOR, self.client_item.multiples
+        )
+        self.signup_item = RateLimitItemPerMinute(SIGNUPS_PER_MINUTE)
+        self.storage_url = storage_url
+        self.storage: Storage | None = None
+        self.pool: ConnectionPool | None = None
+        self.limiter: MovingWindowRateLimiter | None = None
+        if self.on:
+            self.storage, self.pool = storage_of(storage_url)
+            self.limiter = MovingWindowRateLimiter(self.storage)
+        self.sockets = SocketCaps(self.on)
+        self._warned = -math.inf
 
-    def take(self, client: str, now: float) -> float:
-        """0 when the request may go ahead, else the seconds to wait."""
-        bucket = self.buckets.get(client)
-        if bucket is None:
-            bucket = self.buckets[client] = TokenBucket(self.rate, now)
-        wait = bucket.take(now)
-        if len(self.buckets) > self.MAX_CLIENTS:
-            self._forget_idle(now)
-        return wait
+    async def close(self) -> None:
+        if self.pool is not None:
+            await self.pool.aclose()
 
-    def _forget_idle(self, now: float) -> None:
-        for client, bucket in list(self.buckets.items()):
-            if bucket.full(now):
-                del self.buckets[client]
-
-    def client(self, request: web.Request) -> str:
-        """The player of a bearer token this process has already verified, else the address
-        (so made-up tokens cannot buy fresh buckets)."""
-        header = request.headers.get("Authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() == "bearer" and token:
-            player = request.app[SERVICE].known_player(token.strip())
-            if player is not None:
-                return "player:" + player
-        return "address:" + self.address(request)
+    # ------------------------------------------------------------------ clients
 
     def address(self, request: web.Request) -> str:
+        """The client's address: the peer's, or behind a trusted proxy the last address of
+        `X-Forwarded-For` (the one the proxy saw), when it is a plausible one."""
         if self.trust_forwarded:
             forwarded = request.headers.get("X-Forwarded-For", "")
-            # The last address is the one the trusted proxy saw.
             last = forwarded.rsplit(",", 1)[-1].strip()
-            if last:
+            if last and len(last) <= 64 and is_printable_ascii(last):
                 return last
         return request.remote or "?"
+
+    @staticmethod
+    def token(request: web.Request) -> str | None:
+        """The bearer token a request carries, if it could be one of ours at all."""
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not 0 < len(token) <= TOKEN_MAX:
+            return None
+        return token if is_printable_ascii(token) else None
+
+    @staticmethod
+    async def player(request: web.Request, token: str | None) -> str | None:
+        """The id of the player whose token this is, if it is a real player's."""
+        if token is None:
+            return None
+        service = request.app[SERVICE]
+        known = service.known_player(token)
+        if known is not None:
+            return known
+        try:
+            return (await service.authenticate(token)).id
+        except Exception:  # the handler answers for the token (401, or the database's failure)
+            return None
+
+    # ------------------------------------------------------------------ charging
+
+    async def charge(self, address: str, player: str | None) -> Refusal | None:
+        """Charges one request or message to `address` and to its client (`player`, else the
+        address as an anonymous client); the refusal of the first budget that is spent."""
+        return await self.charge_address(address) or await self.charge_client(address, player)
+
+    async def charge_address(self, address: str) -> Refusal | None:
+        if not self.on:
+            return None
+        refused = await self._hit(self.address_item, "address", address)
+        if refused is not None:
+            metrics.rate_refused("address")
+            limit = self.address_item.amount / self.address_item.multiples
+            return Refusal(
+                refused, f"Slow down: at most {limit:g} requests a second from one address."
+            )
+        return None
+
+    async def charge_client(self, address: str, player: str | None) -> Refusal | None:
+        if not self.on:
+            return None
+        kind, name = ("player", player) if player is not None else ("anonymous", address)
+        refused = await self._hit(self.client_item, kind, name)
+        if refused is not None:
+            metrics.rate_refused(kind)
+            return Refusal(refused, f"Slow down: at most {self.rate:g} requests a second.")
+        return None
+
+    async def sign_up(self, address: str) -> Refusal | None:
+        if not self.on:
+            return None
+        refused = await self._hit(self.signup_item, "signup", address)
+        if refused is not None:
+            metrics.rate_refused("signup")
+            return Refusal(
+                refused,
+                f"Slow down: at most {SIGNUPS_PER_MINUTE} sign-ups a minute from one address.",
+            )
+        return None
+
+    async def _hit(self, item: RateLimitItem, kind: str, name: str) -> int | None:
+        """None when `item` allows one more for (`kind`, `name`), else the seconds to wait."""
+        assert self.limiter is not None
+        try:
+            if await self.limiter.hit(item, kind, name):
+                return None
+            stats = await self.limiter.get_window_stats(item, kind, name)
+        except StorageError as exc:
+            now = time.monotonic()
+            if now - self._warned >= STORAGE_WARNING_S:
+                self._warned = now
+                log.warning("rate limit storage unavailable, not limiting: %s", exc)
+            return None
+        return max(1, math.ceil(stats.reset_time - time.time()))
+
+    # ------------------------------------------------------------------ middleware
 
     def middleware(self) -> Middleware:
         @web.middleware
         async def rate_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
-            if not request.path.startswith("/api/") or request.method == "OPTIONS":
+            if not self.on or not request.path.startswith("/api/"):
                 return await handler(request)
-            client = self.client(request)
-            wait = self.take(client, time.monotonic())
-            if wait > 0:
-                return problem_response(
-                    429,
-                    "too-many-requests",
-                    "Too many requests",
-                    f"Slow down: at most {self.rate:g} requests a second.",
-                    headers={"Retry-After": str(max(1, math.ceil(wait)))},
-                )
+            address = self.address(request)
+            refusal = await self.charge_address(address)
+            if refusal is None:
+                player = await self.player(request, self.token(request))
+                refusal = await self.charge_client(address, player)
+            if refusal is None and request.method == "POST" and request.path == SIGNUP_PATH:
+                refusal = await self.sign_up(address)
+            if refusal is not None:
+                return refusal.response()
             return await handler(request)
 
         return rate_limit
+
+
+BUDGET = web.AppKey("rate_budget", RateBudget)
+
+
+class SocketCaps:
+    """How many WebSockets each player and each address has open in this process."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.players: dict[str, int] = {}
+        self.addresses: dict[str, int] = {}
+
+    def open(self, address: str, player: str | None) -> str | None:
+        """Counts a new socket in; the reason to close it when it is over a cap."""
+        over = self._add(self.addresses, address, SOCKETS_PER_ADDRESS)
+        if over:
+            self._remove(self.addresses, address)
+            metrics.rate_refused("address_sockets")
+            return f"too many connections from this address (at most {SOCKETS_PER_ADDRESS})"
+        if player is not None and self._add(self.players, player, SOCKETS_PER_PLAYER):
+            self._remove(self.players, player)
+            self._remove(self.addresses, address)
+            metrics.rate_refused("player_sockets")
+            return f"too many connections of this player (at most {SOCKETS_PER_PLAYER})"
+        return None
+
+    def change_player(self, old: str | None, new: str) -> str | None:
+        """A socket that authenticated as `new` (it was `old`'s, or nobody's); the reason to close
+        it when `new` is over the cap (it is then counted as nobody's)."""
+        if old == new:
+            return None
+        if old is not None:
+            self._remove(self.players, old)
+        if self._add(self.players, new, SOCKETS_PER_PLAYER):
+            self._remove(self.players, new)
+            metrics.rate_refused("player_sockets")
+            return f"too many connections of this player (at most {SOCKETS_PER_PLAYER})"
+        return None
+
+    def close(self, address: str, player: str | None) -> None:
+        self._remove(self.addresses, address)
+        if player is not None:
+            self._remove(self.players, player)
+
+    def _add(self, counts: dict[str, int], key: str, cap: int) -> bool:
+        """Counts one more for `key`; whether that is over `cap` (never when caps are off)."""
+        counts[key] = counts.get(key, 0) + 1
+        return self.on and counts[key] > cap
+
+    @staticmethod
+    def _remove(counts: dict[str, int], key: str) -> None:
+        left = counts.get(key, 0) - 1
+        if left > 0:
+            counts[key] = left
+        else:
+            counts.pop(key, None)
+
+
+def setup_cors(app: web.Application) -> None:
+    """CORS on every `/api/` resource of `app` (call it once every route is added)."""
+    # (A mapping would do, but aiohttp-cors 0.8 refuses `allow_methods` in one; its
+    # ResourceOptions has no annotations.)
+    options = aiohttp_cors.ResourceOptions(  # type: ignore[no-untyped-call]
+        allow_credentials=False,
+        expose_headers=EXPOSED_HEADERS,
+        allow_headers=ALLOWED_HEADERS,
+        allow_methods=ALLOWED_METHODS,
+        max_age=CORS_MAX_AGE_S,
+    )
+    cors = aiohttp_cors.setup(app, defaults={"*": options})
+    for resource in list(app.router.resources()):
+        if resource.canonical.startswith("/api/"):
+            cors.add(resource)
+    app.on_response_prepare.append(_vary_on_origin)
+
+
+async def _vary_on_origin(request: web.Request, response: web.StreamResponse) -> None:
+    if request.path.startswith("/api/") and "Origin" not in response.headers.getall("Vary", []):
+        response.headers.add("Vary", "Origin")
