@@ -1,4 +1,5 @@
-"""`/healthz` (the process serves) and `/readyz` (the database answers), and the API document."""
+"""`/healthz` (the process serves) and `/readyz` (the database answers), and the API documents
+(`/openapi.yaml` for HTTP, `/asyncapi.yaml` for the WebSocket)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from sqlalchemy import text
 
 from server.api.problems import problem_response
 from server.keys import ENGINE
-from server.resources import openapi_path
+from server.resources import asyncapi_path, openapi_path
 
 routes = web.RouteTableDef()
 
 OPENAPI = openapi_path()
+ASYNCAPI = asyncapi_path()
 
 
 @routes.get("/healthz")
@@ -42,4 +44,11 @@ async def readyz(request: web.Request) -> web.Response:
 async def openapi(request: web.Request) -> web.Response:
     return web.Response(
         body=await asyncio.to_thread(OPENAPI.read_bytes), content_type="application/yaml"
+    )
+
+
+@routes.get("/asyncapi.yaml")
+async def asyncapi(request: web.Request) -> web.Response:
+    return web.Response(
+        body=await asyncio.to_thread(ASYNCAPI.read_bytes), content_type="application/yaml"
     )
