@@ -7,19 +7,20 @@ before anything else looks at it, to two budgets at once, and refused with `429`
 - the *address's*, first: `ADDRESS_FACTOR` (4) times `RATE_LIMIT`, for everything from one
   address (players and anonymous requests together): a household or an office behind one NAT
   gets four players' worth, and no number of sign-ups or tokens buys one address more than that.
-- then the *client's*: `RATE_LIMIT` requests a second. The client is the player of the bearer
-  token when the token is a real player's, else the address (its anonymous requests). Whether
-  a token is real is asked only once the address's budget has allowed the request: tokens this
-  process has verified are known without a read (`GameService.known_player`), others are
-  looked up once (and then known). A made-up token is no player: the request is charged as
-  anonymous, and the handler answers it with `401`.
+- then the *client's*: `RATE_LIMIT` requests a second (one that is not whole is counted over
+  the shortest window of whole seconds that holds whole requests: 2.5 is 5 every 2 seconds).
+  The client is the player of the bearer token when the token is a real player's, else the
+  address (its anonymous requests). Whether a token is real is asked only once the address's
+  budget has allowed the request: tokens this process has verified are known without a read
+  (`GameService.known_player`), others are looked up once (and then known). A made-up token
+  is no player: the request is charged as anonymous, and the handler answers it with `401`.
 
 Sign-ups (`POST /api/v1/players`) are charged a third budget besides: `SIGNUPS_PER_MINUTE` (20) a
 minute per address. Every message of every WebSocket connection is charged like a request, to
 its player (once authenticated) and its address (see `server/api/live.py`).
 
 The budgets are counted by the `limits` package with its moving window: at most the budget in
-any window (one second for requests, one minute for sign-ups); `Retry-After` says when the
+any window (a second for requests, a minute for sign-ups); `Retry-After` says when the
 oldest request of the window leaves it. `RATE_LIMIT_STORAGE` says where: `memory://` (the
 default) counts in each process; `redis://host:port/db` counts in Redis, shared by every process
 and replica, so `--workers N` or N replicas do not multiply a budget. If Redis cannot be reached,
@@ -46,6 +47,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import aiohttp_cors
@@ -101,12 +103,13 @@ class Refusal:
 
 
 def per_second(rate: float) -> RateLimitItem:
-    """`rate` requests a second as a `limits` item of whole requests: 50 → 50 per second, 2.5 →
-    5 per 2 seconds, 0.2 → 1 per 5 seconds."""
-    if rate >= 1:
-        seconds = 1 if rate == int(rate) else 2
-        return RateLimitItemPerSecond(max(1, round(rate * seconds)), seconds)
-    return RateLimitItemPerSecond(1, max(1, round(1 / rate)))
+    """`rate` requests a second as a `limits` item of whole requests over the shortest window
+    of whole seconds (at most a minute) that holds a whole number of them: 50 → 50 a second,
+    2.5 → 5 every 2 seconds, 0.625 → 5 every 8 seconds, 0.2 → 1 every 5 seconds."""
+    fraction = Fraction(rate).limit_denominator(60)
+    if fraction.numerator < 1:
+        fraction = Fraction(1, 60)
+    return RateLimitItemPerSecond(fraction.numerator, fraction.denominator)
 
 
 def storage_of(url: str) -> tuple[Storage, ConnectionPool | None]:
