@@ -2,9 +2,10 @@
 
 Fills a fresh database (`solitaire_bench_boards` on $BENCH_PG_URL's server) by bulk COPY, not
 through the API, then starts the server on it and times over HTTP: a top-100 page of each
-board, a deep page by cursor (rank 10,001-10,100), one player's statistics (a player with 1,000
-games and a typical one) and the NDJSON export of 1,000 games. Prints the query plans of the
-board, statistics and export queries and counts sequential scans on `games` in them. Ends with
+board, a deep page by cursor (rank 10,001-10,100; the server counts the rank of its first
+entry), one player's statistics (a player with 1,000 games and a typical one) and the NDJSON
+export of 1,000 games. Prints the query plans of the board (and of the deep page's rank count),
+statistics and export queries and counts sequential scans on `games` in them. Ends with
 `name=value` figures.
 """
 
@@ -171,6 +172,9 @@ async def plans(url: str, heavy: str) -> tuple[int, list[str]]:
         "top_time": boards.board_query(boards.BoardQuery("classic", "time", False, limit=101)),
         "top_moves": boards.board_query(boards.BoardQuery("classic", "moves", False, limit=101)),
         "deep_score": boards.board_query(
+            boards.BoardQuery("classic", "score", False, after=(-1200, 0, ""), limit=101)
+        ),
+        "deep_score_rank": boards.board_rank_query(
             boards.BoardQuery("classic", "score", False, after=(-1200, 0, ""), limit=101)
         ),
         "deal_score": boards.board_query(

@@ -104,5 +104,6 @@ class NameTaken(Problem):
         super().__init__(
             f"Another player is already called {name!r} (names are compared ignoring case, "
             "accents written either way and look-alike forms): choose another name.",
-            errors=[{"field": "name", "message": "another player has this name"}],
+            # The web client shows this message under the name field.
+            errors=[{"field": "name", "message": f"another player is already called {name!r}"}],
         )

@@ -12,6 +12,10 @@ Create Date: 2027-01-10
   gets the key followed by U+001F and a number (2, 3, ...). No name accepted from now on has a
   control character, so those keys never stand in the way of a new name except their own.
   They keep their names as they were.
+- PostgreSQL (14 and later): extended statistics `st_games_score_key` on the score board's key
+  expression and `finished_ms`, so that the planner knows how many games a range of the index
+  holds: the rank after a cursor is counted in such ranges (`server.store.boards`), and without
+  them it took a count of a few entries for a scan of the whole table.
 """
 
 from __future__ import annotations
@@ -29,6 +33,15 @@ depends_on = None
 KEY_LENGTH = 256
 INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5")
 SEPARATOR = "\x1f"
+SCORE_KEY = "(-(ranked_score * 2 + CASE WHEN status = 'won' THEN 1 ELSE 0 END))"
+
+
+def _extended_statistics() -> bool:
+    bind = op.get_bind()
+    if bind.dialect.name != "postgresql":
+        return False
+    version = bind.execute(sa.text("SHOW server_version_num")).scalar()
+    return int(version or 0) >= 140000
 
 
 def _ignorable(char: str) -> bool:
@@ -91,9 +104,14 @@ def upgrade() -> None:
     with op.batch_alter_table("players") as batch:
         batch.alter_column("name_key", existing_type=sa.String(KEY_LENGTH), nullable=False)
     op.create_index("ix_players_name_key", "players", ["name_key"], unique=True)
+    if _extended_statistics():
+        op.execute(f"CREATE STATISTICS st_games_score_key ON {SCORE_KEY}, finished_ms FROM games")
+        op.execute("ANALYZE games")
 
 
 def downgrade() -> None:
+    if _extended_statistics():
+        op.execute("DROP STATISTICS IF EXISTS st_games_score_key")
     op.drop_index("ix_players_name_key", table_name="players")
     with op.batch_alter_table("players") as batch:
         batch.drop_column("name_key")
