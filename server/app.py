@@ -8,6 +8,7 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from server.api import boards, client, games, health, live, players, races, replays
+from server.api import metrics as api_metrics
 from server.api.middleware import BUDGET, RateBudget, setup_cors
 from server.api.problems import problem_middleware
 from server.boards import BoardService, Cursors
@@ -30,7 +31,7 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     engine = make_engine(settings.database_url)
     readers, writers = sessionmakers(engine)
     committer = await open_committer(settings.database_url)
-    broker = make_broker(settings.database_url)
+    broker = make_broker(settings.database_url, settings.broker_url)
     await broker.start()
     app[ENGINE] = engine
     app[BROKER] = broker
@@ -67,11 +68,14 @@ def create_app(settings: Settings) -> web.Application:
     budget = RateBudget(settings.rate_limit, settings.rate_limit_storage, settings.trust_forwarded)
     # The rate budget first: every request is charged before anything else reads it.
     middlewares: list[Middleware] = [budget.middleware(), problem_middleware]
+    # Before everything: the access log and the request metrics see every final status.
+    middlewares.insert(0, api_metrics.observe)
     app = web.Application(middlewares=middlewares, client_max_size=settings.body_limit)
     app[SETTINGS] = settings
     app[BUDGET] = budget
     app.cleanup_ctx.append(rate_budget)
     app.cleanup_ctx.append(database)
+    api_metrics.setup(app)  # after `database`: it follows the engine's pool
     for module in (health, players, games, replays, boards, races, client):
         app.router.add_routes(module.routes)
     live.setup(app)

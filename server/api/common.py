@@ -44,12 +44,12 @@ def path_id(request: web.Request, name: str = "id") -> str:
         raise NotFound(f"There is no resource {raw!r}.") from None
 
 
-def client_address(request: web.Request) -> str:
+def client_address(request: web.Request, trust_forwarded: bool) -> str:
     """The client's address: the peer's, or behind a trusted proxy (`TRUST_FORWARDED`) the last
-    address of `X-Forwarded-For`, the one the proxy saw."""
-    if request.app[SETTINGS].trust_forwarded:
+    address of `X-Forwarded-For` (the one the proxy saw), when it is a plausible one."""
+    if trust_forwarded:
         last = request.headers.get("X-Forwarded-For", "").rsplit(",", 1)[-1].strip()
-        if last:
+        if last and len(last) <= 64 and is_printable_ascii(last):
             return last
     return request.remote or "?"
 
@@ -60,7 +60,7 @@ async def client_of(request: web.Request) -> str:
     player = await viewer(request)
     if player is not None:
         return player_client(player)
-    return "address:" + client_address(request)
+    return "address:" + client_address(request, request.app[SETTINGS].trust_forwarded)
 
 
 async def viewer(request: web.Request) -> Principal | None:

