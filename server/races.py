@@ -460,6 +460,8 @@ class RaceService:
             feed.again = False
             try:
                 view = await self.view(race_id)
+            except NotFound:
+                return  # a watcher named a race that does not exist: it is told so (404)
             except Exception:
                 log.exception("reading race %s failed", race_id)
                 return

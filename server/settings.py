@@ -128,6 +128,13 @@ def from_args(
         broker_url=env.get("BROKER_URL") or None,
         log_format=(env.get("LOG_FORMAT") or "text").lower(),
     )
+    if not settings.rate_limit_storage.startswith(
+        ("memory://", "redis://", "rediss://", "unix://")
+    ):
+        raise SettingsError(
+            f"RATE_LIMIT_STORAGE {settings.rate_limit_storage!r}: expected memory:// or "
+            "redis://host:port/db"
+        )
     if settings.log_format not in ("text", "json"):
         raise SettingsError(f"LOG_FORMAT {settings.log_format!r}: expected text or json")
     if settings.broker_url is not None and not settings.broker_url.startswith(

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from server.engine import DealCode, Game, parse_action
-from server.settings import from_args
+from server.settings import SettingsError, from_args
 from tests.process import ServerProcess, start_game
 
 
@@ -27,6 +28,35 @@ def test_defaults_are_the_embedded_database_on_port_8080() -> None:
         "sqlite+aiosqlite:////abs/x.db"
     )
     assert from_args([], environ={"RATE_LIMIT": "0"}).rate_limit == 0
+
+
+def test_settings_of_issue_14_are_read_and_checked() -> None:
+    settings = from_args(
+        [],
+        environ={
+            "RATE_LIMIT_STORAGE": "redis://127.0.0.1:6379/3",
+            "BROKER_URL": "redis://127.0.0.1:6379/0",
+            "LOG_FORMAT": "JSON",
+        },
+    )
+    assert (settings.rate_limit_storage, settings.broker_url, settings.log_format) == (
+        "redis://127.0.0.1:6379/3",
+        "redis://127.0.0.1:6379/0",
+        "json",
+    )
+    defaults = from_args([], environ={})
+    assert (defaults.rate_limit_storage, defaults.broker_url, defaults.log_format) == (
+        "memory://",
+        None,
+        "text",
+    )
+    for name, value in (
+        ("RATE_LIMIT_STORAGE", "memcached://x"),
+        ("BROKER_URL", "amqp://x"),
+        ("LOG_FORMAT", "xml"),
+    ):
+        with pytest.raises(SettingsError, match=name):
+            from_args([], environ={name: value})
 
 
 async def test_python_m_server_creates_and_migrates_solitaire_db(tmp_path: Path) -> None:
