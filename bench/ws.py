@@ -1,12 +1,14 @@
 """WebSocket play beside HTTP play, keyed and keyless, and fan-out across two server processes
 with each broker: PostgreSQL LISTEN/NOTIFY and Redis pub/sub.
 
-Two pairs of server processes (`python -m server`, RATE_LIMIT=0) run side by side, each pair on a
-fresh PostgreSQL database of its own on $BENCH_PG_URL's server: `pg` (A and B on
-`solitaire_bench_ws`, the default broker) and `redis` (A and B on `solitaire_bench_ws_redis`,
-`BROKER_URL=$BENCH_REDIS_URL`). Each round makes six measurements of BENCH_SECONDS on a pair's
-process A, with BENCH_PLAYERS (64) fresh players each playing random legal moves of its own game
-(mirrored by a local engine, as in bench/load.py; a player whose game is over starts another):
+Two pairs of server processes (`python -m server`, RATE_LIMIT=0), each pair on a fresh
+PostgreSQL database of its own on $BENCH_PG_URL's server: `pg` (A and B on `solitaire_bench_ws`,
+the default broker) and `redis` (A and B on `solitaire_bench_ws_redis`,
+`BROKER_URL=$BENCH_REDIS_URL`). One pair runs at a time (the database server, and its
+connections, may be shared with other work). Each round makes six measurements of
+BENCH_SECONDS on a pair's process A, with BENCH_PLAYERS (64) fresh players each playing random
+legal moves of its own game (mirrored by a local engine, as in bench/load.py; a player whose game
+is over starts another):
 
 - `ws` keyed, once per broker: each player acts over its own WebSocket (`act` messages, one at
   a time) and sends a fresh `idempotency_key` (uuid4) with every action, as the web client does;
@@ -17,10 +19,10 @@ process A, with BENCH_PLAYERS (64) fresh players each playing random legal moves
   a fresh `Idempotency-Key` header on every action;
 - `ws` (both brokers) and `http` keyless: the same without keys.
 
-The order is ws keyed pg, ws keyed redis, http keyed, ws keyless pg, ws keyless redis, http
-keyless in odd rounds and the reverse in even rounds: the machine is shared, so compare ratios
-within one run, not figures across runs. All use one seed: the same deals and moves. Printed
-last as `name=value` lines (medians over the rounds):
+The order is the `pg` pair (ws keyed, http keyed, ws keyless, http keyless) then the `redis`
+pair (ws keyed, ws keyless) in odd rounds, and the reverse in even rounds: the machine is shared,
+so compare ratios within one run, not figures across runs. All use one seed: the same deals and
+moves. Printed last as `name=value` lines (medians over the rounds):
 
 - `ws_keyed_actions_per_s_{pg,redis}`, `ws_keyed_p50_ms_{pg,redis}`, `ws_keyed_p99_ms_{pg,redis}`
   (send to result over the socket), the same for `ws_keyless_*`, and `http_keyed_*`,
@@ -35,11 +37,12 @@ last as `name=value` lines (medians over the rounds):
   WebSocket rounds; `fanout_keyless_p99_ms_{pg,redis}` from the keyless ones;
   `fanout_events_{pg,redis}` (events heard by the watchers per keyed round: every action times
   the watchers, or the fan-out lost some);
-- `bench_seconds`: how long the whole run took.
+- `signup_retries` (sign-ups answered with an error and tried again), `bench_seconds`: how long
+  the whole run took.
 
-With no arguments the run takes about two and a half minutes on a 2-core machine. Environment:
-BENCH_PLAYERS (64), BENCH_WATCHERS (4), BENCH_SECONDS (8), BENCH_ROUNDS (2), BENCH_PG_URL,
-BENCH_REDIS_URL (redis://127.0.0.1:6379/0).
+With no arguments the run takes about two and a half minutes on a 2-core machine loaded by other
+work. Environment: BENCH_PLAYERS (64), BENCH_WATCHERS (4), BENCH_SECONDS (6), BENCH_ROUNDS (2),
+BENCH_PG_URL, BENCH_REDIS_URL (redis://127.0.0.1:6379/0).
 """
 
 from __future__ import annotations
@@ -49,26 +52,43 @@ import json
 import os
 import random
 import statistics
+import sys
 import time
+from collections.abc import Callable
 
 import aiohttp
-from load import Player, Server, drive_server, fresh_pg, pct, start, stop
+from load import PG_URL, Player, Server, drive_server, fresh_pg, pct, start, stop
+from yarl import URL
 
 PLAYERS = int(os.environ.get("BENCH_PLAYERS", "64"))
 WATCHERS = int(os.environ.get("BENCH_WATCHERS", "4"))
-SECONDS = float(os.environ.get("BENCH_SECONDS", "8"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "6"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 PORTS = {"pg": (18281, 18282), "redis": (18283, 18284)}
 """Each broker's pair of processes: (A, B)."""
-ORDER = [
-    ("ws", "keyed", "pg"),
-    ("ws", "keyed", "redis"),
-    ("http", "keyed", "pg"),
-    ("ws", "keyless", "pg"),
-    ("ws", "keyless", "redis"),
-    ("http", "keyless", "pg"),
-]
+ORDER = {
+    "pg": [("ws", "keyed"), ("http", "keyed"), ("ws", "keyless"), ("http", "keyless")],
+    "redis": [("ws", "keyed"), ("ws", "keyless")],
+}
+"""Each pair's measurements in a round (reversed in even rounds)."""
+DATABASES = {"pg": "solitaire_bench_ws", "redis": "solitaire_bench_ws_redis"}
+
+
+RETRIES: list[int] = [0]
+"""Sign-ups answered with an error and tried again (a server short of database connections on
+a machine shared with other work), printed as `signup_retries`."""
+
+
+async def sign_up(player: Player) -> None:
+    for _ in range(5):
+        try:
+            await player.sign_up()
+            return
+        except KeyError:  # no token: the server answered with a problem
+            RETRIES[0] += 1
+            await asyncio.sleep(1)
+    raise RuntimeError("sign-ups kept failing")
 
 
 async def ws_round(seconds: float, keyed: bool, broker: str) -> dict[str, list[float]]:
@@ -84,18 +104,24 @@ async def ws_round(seconds: float, keyed: bool, broker: str) -> dict[str, list[f
         players = [
             Player(session, base_a, random.Random(rng.random()), keyed) for _ in range(PLAYERS)
         ]
-        await asyncio.gather(*(p.sign_up() for p in players))
+        await asyncio.gather(*(sign_up(p) for p in players))
         await asyncio.gather(*(p.new_game() for p in players))
 
+        failed: list[BaseException] = []
+
         async def watcher(game_id: str, ready: asyncio.Event) -> None:
-            async with session.ws_connect(base_b + "/api/v1/live") as ws:
-                await ws.send_json({"type": "watch", "game_id": game_id})
-                async for msg in ws:
-                    data = json.loads(msg.data)
-                    if data["type"] == "watching":
-                        ready.set()
-                    elif data["type"] == "event":
-                        heard.append(((data["game_id"], data["version"]), time.perf_counter()))
+            try:
+                async with session.ws_connect(base_b + "/api/v1/live") as ws:
+                    await ws.send_json({"type": "watch", "game_id": game_id})
+                    async for msg in ws:
+                        data = json.loads(msg.data)
+                        if data["type"] == "watching":
+                            ready.set()
+                        elif data["type"] == "event":
+                            heard.append(((data["game_id"], data["version"]), time.perf_counter()))
+            except Exception as exc:  # said at once, not after the wait for every watcher
+                failed.append(exc)
+                ready.set()
 
         readies = []
         tasks = []
@@ -104,7 +130,9 @@ async def ws_round(seconds: float, keyed: bool, broker: str) -> dict[str, list[f
                 ready = asyncio.Event()
                 readies.append(ready)
                 tasks.append(asyncio.create_task(watcher(p.game_id, ready)))
-        await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
+        await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 180)
+        if failed:
+            raise RuntimeError(f"{len(failed)} watchers failed, the first with {failed[0]!r}")
         deadline = time.perf_counter() + seconds
 
         async def play(player: Player) -> None:
@@ -154,8 +182,8 @@ async def ws_round(seconds: float, keyed: bool, broker: str) -> dict[str, list[f
 
 
 async def start_pair(broker: str) -> tuple[Server, Server]:
-    """The broker's two processes on a fresh database of their own."""
-    url = await fresh_pg("solitaire_bench_ws" if broker == "pg" else "solitaire_bench_ws_redis")
+    """The broker's two processes on its database."""
+    url = str(URL(PG_URL).with_path("/" + DATABASES[broker]))
     args = ["-m", "server", "--database-url", url]
     saved = os.environ.pop("BROKER_URL", None)
     if broker == "redis":
@@ -174,50 +202,62 @@ async def start_pair(broker: str) -> tuple[Server, Server]:
     return a, b
 
 
+async def measure(
+    broker: str, transport: str, variant: str, round_: int, add: Callable[[str, float], None]
+) -> None:
+    """One measurement on the broker's pair (`http`: on the `pg` pair's process A)."""
+    keyed = variant == "keyed"
+    suffix = f"_{broker}" if transport == "ws" else ""
+    if transport == "ws":
+        r = await ws_round(SECONDS, keyed, broker)
+        rate, latencies = r["rate"][0], r["latencies"]
+        fanout = pct(r["fanout"], 0.99)
+        add(f"fanout_p99_ms_{broker}" if keyed else f"fanout_keyless_p99_ms_{broker}", fanout)
+        if keyed:
+            add(f"fanout_send_p99_ms_{broker}", pct(r["fanout_send"], 0.99))
+            add(f"fanout_events_{broker}", r["events"][0])
+        extra = f", fan-out p99 {fanout:.1f} ms"
+    else:
+        drive = await drive_server(f"http://127.0.0.1:{PORTS[broker][0]}", SECONDS, keyed)
+        if drive.errors:
+            raise RuntimeError(f"{drive.errors} HTTP actions were refused")
+        rate, latencies, extra = drive.rate, drive.latencies, ""
+    add(f"{transport}_{variant}_actions_per_s{suffix}", rate)
+    add(f"{transport}_{variant}_p50_ms{suffix}", pct(latencies, 0.5))
+    add(f"{transport}_{variant}_p99_ms{suffix}", pct(latencies, 0.99))
+    print(
+        f"# round {round_ + 1}: {transport} {variant} ({broker}) {rate:.0f} actions/s, "
+        f"p99 {pct(latencies, 0.99):.0f} ms{extra}",
+        flush=True,
+    )
+
+
 async def main() -> None:
     began = time.perf_counter()
-    servers: list[Server] = []
     figures: dict[str, list[float]] = {}
 
     def add(name: str, value: float) -> None:
         figures.setdefault(name, []).append(value)
 
-    try:
-        for broker in PORTS:
-            servers += await start_pair(broker)
-        for round_ in range(ROUNDS):
-            for transport, variant, broker in ORDER if round_ % 2 == 0 else ORDER[::-1]:
-                keyed = variant == "keyed"
-                suffix = f"_{broker}" if transport == "ws" else ""
-                if transport == "ws":
-                    r = await ws_round(SECONDS, keyed, broker)
-                    rate, latencies = r["rate"][0], r["latencies"]
-                    fanout = pct(r["fanout"], 0.99)
-                    add(
-                        f"fanout_p99_ms_{broker}" if keyed else f"fanout_keyless_p99_ms_{broker}",
-                        fanout,
-                    )
-                    if keyed:
-                        add(f"fanout_send_p99_ms_{broker}", pct(r["fanout_send"], 0.99))
-                        add(f"fanout_events_{broker}", r["events"][0])
-                    extra = f", fan-out p99 {fanout:.1f} ms"
-                else:
-                    base = f"http://127.0.0.1:{PORTS['pg'][0]}"
-                    drive = await drive_server(base, SECONDS, keyed)
-                    if drive.errors:
-                        raise RuntimeError(f"{drive.errors} HTTP actions were refused")
-                    rate, latencies, extra = drive.rate, drive.latencies, ""
-                add(f"{transport}_{variant}_actions_per_s{suffix}", rate)
-                add(f"{transport}_{variant}_p50_ms{suffix}", pct(latencies, 0.5))
-                add(f"{transport}_{variant}_p99_ms{suffix}", pct(latencies, 0.99))
-                print(
-                    f"# round {round_ + 1}: {transport} {variant} ({broker}) {rate:.0f} actions/s, "
-                    f"p99 {pct(latencies, 0.99):.0f} ms{extra}",
-                    flush=True,
-                )
-    finally:
-        for server in servers:
-            stop(server)
+    for name in DATABASES.values():
+        await fresh_pg(name)
+    for round_ in range(ROUNDS):
+        for broker in ("pg", "redis") if round_ % 2 == 0 else ("redis", "pg"):
+            # One pair at a time: the database server is shared, and so are its connections.
+            servers = await start_pair(broker)
+            try:
+                for transport, variant in ORDER[broker][:: 1 if round_ % 2 == 0 else -1]:
+                    await measure(broker, transport, variant, round_, add)
+            except Exception:
+                for server in servers:  # why a server answered with an error, from its log
+                    server.log.seek(0)
+                    text = server.log.read().decode(errors="replace")
+                    if "Traceback" in text:
+                        print(f"# {' '.join(server.args)}:\n{text[-3000:]}", file=sys.stderr)
+                raise
+            finally:
+                for server in servers:
+                    stop(server)
     median = {name: statistics.median(values) for name, values in figures.items()}
     out: dict[str, float] = {}
     for variant in ("keyed", "keyless"):
@@ -240,6 +280,7 @@ async def main() -> None:
         for name in ("fanout_p99_ms", "fanout_send_p99_ms", "fanout_keyless_p99_ms"):
             out[f"{name}_{broker}"] = median[f"{name}_{broker}"]
         out[f"fanout_events_{broker}"] = median[f"fanout_events_{broker}"]
+    out["signup_retries"] = RETRIES[0]
     out["bench_seconds"] = time.perf_counter() - began
     print(f"players={PLAYERS}")
     print(f"watchers_per_game={WATCHERS}")
