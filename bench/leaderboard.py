@@ -221,8 +221,9 @@ async def measure(base: str, heavy: str, typical: str) -> dict[str, float]:
     async with aiohttp.ClientSession() as session:
         # the cursor of rank 10,000: walk there once
         url = f"{base}/api/v1/leaderboards?rule=classic&by=score&limit=100"
-        for _ in range(100):
-            _, (headers, _) = await timed(session, url)
+        for page in range(100):
+            _, (headers, body) = await timed(session, url)
+            assert "Link" in headers, (page, url, body[:300])
             url = base + headers["Link"].split(">")[0].lstrip("<")
         deep = url
         for _ in range(REPEAT):
