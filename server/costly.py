@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -42,6 +43,7 @@ QUEUE = 8
 JOB_SECONDS = 20.0
 """The longest a job may take on a slow core; node budgets are sized from it (server.solving)."""
 RETRY_AFTER = "5"
+WORKER_NICENESS = 10
 
 
 class WorkBusy(Problem):
@@ -80,8 +82,13 @@ class Lane:
     @property
     def pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
+            # Workers run at a lower priority than the server: on a busy machine the event
+            # loop (every player's request) comes first, a search second.
             self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context("spawn")
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=os.nice,
+                initargs=(WORKER_NICENESS,),
             )
         return self._pool
 
@@ -96,12 +103,16 @@ class Lane:
                 process.terminate()
             self._pool = None
 
-    async def run(self, fn: Callable[..., T], *args: Any, seconds: float) -> T:
-        """`fn(*args)` in a worker; `WorkBusy` when the lane is full, `TimeoutError` after
-        `seconds` (the job still finishes in its worker, its result unused)."""
+    def check_room(self) -> None:
+        """`WorkBusy` when the lane is full."""
         if self.pending >= self.capacity:
             metrics.rate_refused("busy")
             raise WorkBusy(f"The server is busy with other {self.name} work; try again shortly.")
+
+    async def run(self, fn: Callable[..., T], *args: Any, seconds: float) -> T:
+        """`fn(*args)` in a worker; `WorkBusy` when the lane is full, `TimeoutError` after
+        `seconds` (the job still finishes in its worker, its result unused)."""
+        self.check_room()
         try:
             future = self.pool.submit(fn, *args)
         except BrokenProcessPool:

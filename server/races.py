@@ -456,6 +456,8 @@ class RaceService:
     async def _refresh(self, race_id: str, feed: Feed) -> None:
         """Reads the race once for all its watchers here (a change of the race row: a join, a
         leave, the start, the end), and again if it changed meanwhile."""
+        if feed.view is None:  # the first read: once the race's signals reach this process
+            await self.broker.ready(race_key(race_id))
         while True:
             feed.again = False
             try:
@@ -473,20 +475,24 @@ class RaceService:
                 ]
                 last = {**view.last_actions, **feed.view.last_actions}
                 view = replace(view, games=games, last_actions=last)
-            if self._tap(race_id, feed, view):
-                feed.again = True  # read once more: a change made before the tap is in it
+            new = self._tap(race_id, feed, view)
             self._send(feed, view)
+            if new:
+                # Read once more, once the new games' changes reach this process: a change
+                # made before the tap is in that read.
+                await asyncio.gather(*(self.broker.ready(game_id) for game_id in new))
+                feed.again = True
             if not feed.again:
                 return
 
-    def _tap(self, race_id: str, feed: Feed, view: RaceView) -> bool:
+    def _tap(self, race_id: str, feed: Feed, view: RaceView) -> list[str]:
         """Follows the race's games through the broker: each change updates the standings here
-        without reading the database. True when it began to follow a game."""
+        without reading the database. The games it began to follow."""
         new = [game.id for game in view.games if game.id not in feed.tapped]
         for game_id in new:
             feed.tapped.add(game_id)
             self.broker.tap(game_id, self._changed(race_id))
-        return bool(new)
+        return new
 
     def _changed(self, race_id: str) -> Callable[[Applied], None]:
         def on_change(applied: Applied) -> None:

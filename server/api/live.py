@@ -137,6 +137,8 @@ class Connection:
             self.watching[game_id] = watcher
             metrics.watchers(1)
         self.pending[game_id] = []
+        # With Redis, a subscription takes effect a moment later: read only once it has.
+        await self.app[BROKER].ready(game_id)
         try:
             view, log_rows = await svc.missed(game_id, self.player, since, MISSED_LIMIT)
         except BaseException:

@@ -15,6 +15,11 @@ before anything else looks at it, to two budgets at once, and refused with `429`
   (`GameService.known_player`), others are looked up once (and then known). A made-up token
   is no player: the request is charged as anonymous, and the handler answers it with `401`.
 
+Before any budget, an address may have `IN_FLIGHT_PER_ADDRESS` (16) requests being answered at
+once in a process (a WebSocket session is charged, not counted): one more is refused at once, so
+that a client holding many requests open cannot take the server's time from everyone else, however
+cheap each refusal is.
+
 Sign-ups (`POST /api/v1/players`) are charged a third budget besides: `SIGNUPS_PER_MINUTE` (20) a
 minute per address. Every message of every WebSocket connection is charged like a request, to
 its player (once authenticated) and its address (see `server/api/live.py`).
@@ -78,6 +83,11 @@ ADDRESS_FACTOR = 4
 SIGNUPS_PER_MINUTE = 20
 """Sign-ups a minute per address: enough for a classroom, far below any use of the API."""
 SIGNUP_PATH = "/api/v1/players"
+LIVE_PATH = "/api/v1/live"
+IN_FLIGHT_PER_ADDRESS = 16
+"""Requests of one address being answered at once in a process (WebSocket sessions aside);
+one more is refused at once, before any budget is asked: a client that keeps many requests
+open cannot take the server's time from the others however cheap each refusal is."""
 SOCKETS_PER_PLAYER = 8
 SOCKETS_PER_ADDRESS = 32
 KEY_PREFIX = "solitaire-rate"
@@ -153,6 +163,7 @@ class RateBudget:
             self.storage, self.pool = storage_of(storage_url)
             self.limiter = MovingWindowRateLimiter(self.storage)
         self.sockets = SocketCaps(self.on)
+        self.in_flight: dict[str, int] = {}
         self._warned = -math.inf
 
     async def close(self) -> None:
@@ -245,21 +256,44 @@ class RateBudget:
 
     # ------------------------------------------------------------------ middleware
 
+    async def charge_request(self, request: web.Request, address: str) -> Refusal | None:
+        """Charges a request to its address's budget, its client's and (a sign-up) the
+        address's sign-ups; the refusal when one is spent."""
+        refusal = await self.charge_address(address)
+        if refusal is None:
+            player = await self.player(request, self.token(request))
+            refusal = await self.charge_client(address, player)
+        if refusal is None and request.method == "POST" and request.path == SIGNUP_PATH:
+            refusal = await self.sign_up(address)
+        return refusal
+
     def middleware(self) -> Middleware:
         @web.middleware
         async def rate_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
             if not self.on or not request.path.startswith("/api/"):
                 return await handler(request)
             address = self.address(request)
-            refusal = await self.charge_address(address)
-            if refusal is None:
-                player = await self.player(request, self.token(request))
-                refusal = await self.charge_client(address, player)
-            if refusal is None and request.method == "POST" and request.path == SIGNUP_PATH:
-                refusal = await self.sign_up(address)
-            if refusal is not None:
-                return refusal.response()
-            return await handler(request)
+            if request.path == LIVE_PATH:  # a WebSocket session: charged, not held in flight
+                refusal = await self.charge_request(request, address)
+                return refusal.response() if refusal is not None else await handler(request)
+            held = self.in_flight.get(address, 0)
+            if held >= IN_FLIGHT_PER_ADDRESS:
+                metrics.rate_refused("in_flight")
+                return Refusal(
+                    1, f"At most {IN_FLIGHT_PER_ADDRESS} requests of one address at a time."
+                ).response()
+            self.in_flight[address] = held + 1
+            try:
+                refusal = await self.charge_request(request, address)
+                if refusal is not None:
+                    return refusal.response()
+                return await handler(request)
+            finally:
+                left = self.in_flight[address] - 1
+                if left:
+                    self.in_flight[address] = left
+                else:
+                    del self.in_flight[address]
 
         return rate_limit
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from server.engine import IllegalMove, NotationError
 from server.engine.messages import negotiate, title
 from server.errors import InvalidInput, MalformedJson, Problem
+from server.store.db import unavailable
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,8 @@ async def read_json(request: web.Request, model: type[M]) -> M:
     """The request body parsed as JSON and validated by `model` (400 / 413 / 422)."""
     try:
         raw = await request.read()
-    except RequestPayloadError as exc:  # a body that cannot be decoded (a bad gzip stream)
+    except (RequestPayloadError, ConnectionResetError) as exc:
+        # A body that cannot be decoded (a bad gzip stream), or a client gone mid-body.
         raise Problem(
             f"The body could not be read: {exc}.", slug="bad-body", title="Unreadable body"
         ) from None
@@ -139,6 +141,14 @@ def known_problem(exc: Exception, lang: str) -> dict[str, Any] | None:
         return illegal_move_body(exc, lang)
     if isinstance(exc, NotationError):
         return problem_body(422, "validation-error", "Validation error", str(exc))
+    if unavailable(exc):
+        log.warning("database unavailable: %s", exc.__class__.__name__)
+        return problem_body(
+            503,
+            "database-unavailable",
+            "Database unavailable",
+            "The database cannot take this request now; try again shortly.",
+        )
     return None
 
 
@@ -159,6 +169,8 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
                 500, "internal-error", "Internal server error", "The server failed to answer."
             )
         headers = dict(exc.headers) if isinstance(exc, Problem) else {}
+        if body["status"] == 503:
+            headers.setdefault("Retry-After", "1")
         if isinstance(exc, IllegalMove):
             headers["Content-Language"] = lang
         return web.Response(

@@ -10,6 +10,7 @@ from server.api.schemas import ReplayIn
 from server.domain import MAX_ACTIONS
 from server.engine import DealCode
 from server.keys import SOLVER
+from server.solving import SolverService
 from server.views import deal_json, replay_json
 
 routes = web.RouteTableDef()
@@ -24,6 +25,14 @@ async def download(request: web.Request) -> web.Response:
 
 @routes.post("/api/v1/replays/verify")
 async def verify(request: web.Request) -> web.Response:
+    solver = request.app[SOLVER]
+    # Refused at once, before the body is read, when the client has a costly request running
+    # or the workers are busy.
+    with solver.public_slot(await client_of(request)):
+        return await verified(request, solver)
+
+
+async def verified(request: web.Request, solver: SolverService) -> web.Response:
     body = await read_json(request, ReplayIn)
     assert body.code is not None
     code = DealCode.parse(body.code)
@@ -39,8 +48,7 @@ async def verify(request: web.Request) -> web.Response:
         return refused(code, "commitment_mismatch", f"{code} is not the deal committed to.")
     if body.deal is not None and body.deal != deal_json(code):
         return refused(code, "deal_mismatch", f"The deal is not the deal of {code}.")
-    client = await client_of(request)
-    result = await request.app[SOLVER].verify_replay(code, actions, body.result, client)
+    result = await solver.verify_replay(code, actions, body.result)
     return json_response(
         {
             "valid": result.valid,

@@ -9,8 +9,10 @@ game's version.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import Any
 
+import sqlalchemy.exc
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
@@ -118,3 +120,27 @@ def downgrade(url: str, revision: str) -> None:
 
 async def migrate_async(url: str) -> None:
     await asyncio.to_thread(migrate, url)
+
+
+def unavailable(exc: BaseException) -> bool:
+    """Whether `exc` says the database cannot take the request now (no connection to be had:
+    the pool is exhausted, the server refuses more clients or does not answer, SQLite stays
+    locked), rather than anything wrong with the request or the code: such a request is worth
+    retrying a moment later (503)."""
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, sqlalchemy.exc.TimeoutError | ConnectionRefusedError):
+            return True
+        name = type(error).__name__
+        if name in (
+            "TooManyConnectionsError",
+            "CannotConnectNowError",
+            "ConnectionDoesNotExistError",
+        ):
+            return True  # asyncpg's, named so that this module does not need asyncpg
+        if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
+            return True
+        error = getattr(error, "orig", None) or error.__cause__
+    return False

@@ -12,10 +12,13 @@ from server.engine import CARDS, DealCode, Game, card_text, parse_action
 from server.engine.cards import FOUNDATION, place_text
 from tests.api.helpers import local_game, play, problem, vectors
 from tests.conftest import Api
+from tests.names import unique_name
 
 
-async def won_replay(api: Api, vector: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    player_id, auth = await api.player("Replayer")
+async def won_replay(
+    api: Api, vector: dict[str, Any], name: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    player_id, auth = await api.player(name or unique_name("Replayer"))
     game = await api.game(auth, code=vector["code"].lower())
     await play(api, auth, game["id"], vector["actions"])
     replay: dict[str, Any] = await api.get(f"/api/v1/games/{game['id']}/replay")
@@ -45,7 +48,7 @@ def refused_move(code: str, actions: list[str]) -> tuple[str, str]:
 
 async def test_download_a_won_replay(client: TestClient[Any, Any], api: Api) -> None:
     vector = vectors()[2]  # the game with undos
-    player_id, replay = await won_replay(api, vector)
+    player_id, replay = await won_replay(api, vector, "Replayer")
     assert replay["format"] == "russian-solitaire-replay"
     assert replay["version"] == 1
     assert replay["code"] == vector["code"]
