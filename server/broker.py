@@ -186,8 +186,11 @@ class PgBroker(Broker):
                 log.exception("sending %d signals failed", len(keys))
 
     def _on_notification(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
-        key, version, answer = payload.split(" ", 2)
-        self.received(key, int(version), answer)
+        try:
+            key, version, answer = payload.split(" ", 2)
+            self.received(key, int(version), answer)
+        except Exception:  # one bad notification (another server version's?) is dropped
+            log.exception("a game event from PostgreSQL could not be delivered: %.80r", payload)
 
     async def _listen_forever(self) -> None:
         import asyncpg
@@ -209,6 +212,8 @@ class PgBroker(Broker):
                             await asyncio.wait_for(connection.fetchval("SELECT 1"), 5)
             except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
                 log.warning("event listener: %s; reconnecting", exc)
+            except Exception:  # anything else: listen again all the same
+                log.exception("event listener failed; reconnecting")
             finally:
                 self.listening.clear()
                 if self.connection is not None:
@@ -244,15 +249,24 @@ class RedisBroker(Broker):
       game) comes, and unsubscribes when the last one goes: other games' events never reach it.
     - The change is published after its commit (`PUBLISH`), written at once on a connection of
       its own whose replies a task reads, so the commit carries no `pg_notify`, the event leaves
-      as the action is answered, and the answer does not wait for Redis; a game's changes go
-      out in order (the service publishes under the game's lock). The message is `<origin>
-      <version> <answer>`, the answer as `payload()` would give it (`encode_answer`), "-" for a
-      signal; this process's own watchers and taps get the change at once, and skip its echo.
+      as the action is answered, and the answer does not wait for Redis. The changes a process
+      makes to a game go out in order (the service publishes under the game's lock); changes
+      to one game made by two processes moments apart may not: v6 published by one can reach a
+      watcher before v5 published by the other. A watcher keeps the highest version it has seen
+      and drops an older one (`server.api.live`); the v6 event carries the whole game, and the
+      client, seeing v4 then v6, detects the gap by the versions and watches again with `since`
+      for the move it missed, as it does for an event lost while Redis was away. The message is
+      `<origin> <version> <answer>`, the answer `encode_answer(applied)` (as PostgreSQL's
+      notification carries it: the whole game row, its secret code and face-down cards
+      included, so Redis must be kept as private as the database), "-" for a signal; this
+      process's own watchers and taps get the change at once, and skip its echo.
     - A subscription takes effect a moment after `subscribe` returns: the last change of each
       game is also kept in Redis (`solitaire:last:<id>`, for a minute, written before it is
       published) and delivered when the subscription is confirmed, and a race's watchers are
       signalled then (they read the race again). `ready(key)` waits for the confirmation.
-    - When Redis drops, the subscriber logs one line and reconnects every half second,
+    - A message that cannot be delivered (malformed, or from another server version during a
+      rolling deploy) is logged and dropped; the subscriber goes on. When Redis drops, or the
+      subscriber fails in any other way, it logs one line and reconnects every half second,
       subscribing again to what is watched then; it also pings Redis when it has heard nothing
       for `PROBE_INTERVAL`, so a connection that died silently is found. Events published
       meanwhile are lost for the other processes: their watchers detect the gap by the
@@ -264,7 +278,6 @@ class RedisBroker(Broker):
     them are UUIDs); the `last` keys are kept in that database.
     """
 
-    carries_answers = True
     PREFIX = "solitaire:"
     LAST_TTL_S = 60
     RECONNECT_DELAY = 0.5
@@ -276,7 +289,6 @@ class RedisBroker(Broker):
         self.origin = uuid.uuid4().hex
         self.name = f"solitaire-events-{os.getpid()}"
         """The subscriber's client name in Redis (`CLIENT LIST`)."""
-        self.answers: dict[str, tuple[Applied, str | None]] = {}
         self.writer: Any = None
         """The publishing connection, while it works: commands are written on it at once."""
         self.replies = asyncio.Semaphore(0)
@@ -286,7 +298,11 @@ class RedisBroker(Broker):
         self.dirty = asyncio.Event()
         self.asked: set[str] = set()
         """Channels asked for on the current connection."""
+        self.unanswered: dict[str, int] = {}
+        """SUBSCRIBE and UNSUBSCRIBE commands sent on the current connection whose reply has not
+        come yet, by channel: only the reply to the last one sent says where a channel stands."""
         self.confirmed: set[str] = set()
+        """Channels whose last SUBSCRIBE has taken effect (and no UNSUBSCRIBE was sent since)."""
         self.heard: dict[str, int] = {}
         """The last version of each watched game delivered here (a late `last` is not news)."""
         self.waiting: dict[str, list[asyncio.Future[None]]] = {}
@@ -352,22 +368,16 @@ class RedisBroker(Broker):
 
     # ---------------------------------------------------------------- publishing
 
-    def payload(self, applied: Applied, answer: str | None) -> str | None:
-        """Nothing for the commit to send; the answer the service encoded is kept for
-        `published` (until the change commits, or is tried again)."""
-        self.answers[applied.view.row.id] = (applied, answer)
-        return None
-
     async def published(self, applied: Applied) -> None:
+        """The change is encoded here, after its commit: nothing is kept for a change whose
+        commit fails (the commit carries nothing, so `payload()` is the base's None)."""
         row = applied.view.row
-        kept = self.answers.pop(row.id, None)
-        answer = kept[1] if kept is not None and kept[0] is applied else None
         if self.watchers.get(row.id):
             self.deliver(row.id, row.version, event_text(applied))
         if self.wanted(row.id):
             self.heard[row.id] = row.version
         self.tapped(applied)
-        data = f"{self.origin} {row.version} {answer or encode_answer(applied)}"
+        data = f"{self.origin} {row.version} {encode_answer(applied)}"
         # The last change first: a subscriber confirmed after the PUBLISH reads it.
         last = ("SET", self.PREFIX + "last:" + row.id, data, "EX", self.LAST_TTL_S)
         await self._send(last, ("PUBLISH", self.channel(row.id), data))
@@ -443,12 +453,20 @@ class RedisBroker(Broker):
         channel = message["channel"].decode()
         key = self.key_of(channel)
         if kind == "message":
-            origin, version, answer = message["data"].decode().split(" ", 2)
+            origin, text, answer = message["data"].decode().split(" ", 2)
+            version = int(text)
             if origin != self.origin:
-                if answer != "-" and self.wanted(key):
-                    self.heard[key] = int(version)
-                self.received(key, int(version), answer)
-        elif kind == "subscribe":
+                wanted = answer != "-" and self.wanted(key)
+                self.received(key, version, answer)
+                if wanted:
+                    self.heard[key] = max(self.heard.get(key, 0), version)
+            return
+        left = self.unanswered.get(channel, 0) - 1
+        if left > 0:  # a later command of this channel is still on its way: it decides
+            self.unanswered[channel] = left
+            return
+        self.unanswered.pop(channel, None)
+        if kind == "subscribe" and channel in self.asked:
             self.confirmed.add(channel)
             for waiter in self.waiting.pop(channel, []):
                 if not waiter.done():
@@ -459,8 +477,6 @@ class RedisBroker(Broker):
                 task = asyncio.create_task(self._last_change(key))
                 self.fetches.add(task)
                 task.add_done_callback(self.fetches.discard)
-        else:
-            self.confirmed.discard(channel)
 
     async def _last_change(self, key: str) -> None:
         """The last change of a game, delivered when its subscription is confirmed: one
@@ -472,11 +488,14 @@ class RedisBroker(Broker):
             return
         if data is None:
             return
-        origin, text, answer = data.decode().split(" ", 2)
-        version = int(text)
-        if origin != self.origin and self.wanted(key) and version > self.heard.get(key, 0):
-            self.heard[key] = version
-            self.received(key, version, answer)
+        try:
+            origin, text, answer = data.decode().split(" ", 2)
+            version = int(text)
+            if origin != self.origin and self.wanted(key) and version > self.heard.get(key, 0):
+                self.heard[key] = version
+                self.received(key, version, answer)
+        except Exception:
+            log.exception("the last change of %s in Redis could not be delivered", key)
 
     async def _sync_forever(self, pubsub: Any) -> None:
         while True:
@@ -492,10 +511,15 @@ class RedisBroker(Broker):
                     drop.append(channel)
             if add:
                 self.asked.update(add)
+                for channel in add:
+                    self.unanswered[channel] = self.unanswered.get(channel, 0) + 1
                 await pubsub.subscribe(*add)
             if drop:
                 self.asked.difference_update(drop)
+                # No longer ready: a new watcher waits for its own SUBSCRIBE to take effect.
+                self.confirmed.difference_update(drop)
                 for channel in drop:
+                    self.unanswered[channel] = self.unanswered.get(channel, 0) + 1
                     self.heard.pop(self.key_of(channel), None)
                 await pubsub.unsubscribe(*drop)
 
@@ -510,7 +534,10 @@ class RedisBroker(Broker):
                 probing = True
                 continue
             probing = False
-            self._on_message(message)
+            try:
+                self._on_message(message)
+            except Exception:  # one bad message (another server version's?) is dropped
+                log.exception("a game event from Redis could not be delivered: %.120r", message)
 
     async def _listen_forever(self) -> None:
         from redis.asyncio import Redis
@@ -549,9 +576,14 @@ class RedisBroker(Broker):
                 if not lost:
                     log.warning("event subscriber: %s; reconnecting", exc)
                 lost = True
+            except Exception as exc:  # anything else: subscribe afresh all the same
+                if not lost:
+                    log.warning("event subscriber failed: %r; reconnecting", exc)
+                lost = True
             finally:
                 self.connected.clear()
                 self.confirmed.clear()
+                self.unanswered.clear()
                 for task in tasks:
                     task.cancel()
                 for task in tasks:

@@ -192,3 +192,65 @@ async def test_a_signal_reaches_the_watchers_of_its_key_in_every_process(
         return await numsub(admin, race_channel(key.removeprefix("race:"))) == [0]
 
     await eventually(none, "both unsubscribed")
+
+
+async def test_a_message_that_cannot_be_delivered_is_dropped_and_the_next_change_arrives(
+    client: TestClient[Any, Any], api: Api, redis: tuple[str, Any], other: RedisBroker
+) -> None:
+    """A malformed message, one from another server version (a rolling deploy) or a watcher
+    that raises costs that message only: the process still hears the game's next changes."""
+    _, admin = redis
+    _, auth = await api.player()
+    game_id = (await api.game(auth, code=CODE))["id"]
+    heard = Heard()
+
+    def broken(version: int, text: str) -> None:
+        raise RuntimeError("a watcher that fails")
+
+    other.subscribe(game_id, heard)
+    other.subscribe(game_id, broken)
+    assert await other.ready(game_id)
+    channel = game_channel(game_id)
+    for bad in (
+        b"no spaces",
+        b"someone not-a-version -",
+        b"someone 1 {not json",
+        b'someone 1 {"row": {"id": "x"}}',  # an answer of another shape: no player_name...
+        b"\xff\xfe 1 -",
+    ):
+        assert await admin.publish(channel, bad) == 1  # the other broker is the one subscriber
+    await api.act(auth, game_id, {"card": "3D", "to": "t3"})
+    version, text = await heard.next()
+    assert (version, json.loads(text)["move"]) == (1, "3D-t3")
+    await api.act(auth, game_id, {"card": "QD", "to": "t4"})
+    version, text = await heard.next()
+    assert (version, json.loads(text)["move"]) == (2, "QD-t4")
+    assert heard.queue.empty()
+
+
+async def test_a_new_watcher_is_ready_only_once_its_own_subscription_took_effect(
+    redis: tuple[str, Any], other: RedisBroker
+) -> None:
+    """The last watcher of a game leaves (UNSUBSCRIBE goes out) and a new one comes at once:
+    `ready` waits for the new SUBSCRIBE, not for the subscription that is going away."""
+    _, admin = redis
+    game_id = "00000000-0000-4000-8000-0000000000aa"
+    channel = game_channel(game_id)
+    first, second = Heard(), Heard()
+    other.subscribe(game_id, first)
+    assert await other.ready(game_id)
+    assert await numsub(admin, channel) == [1]
+    for _ in range(3):
+        other.unsubscribe(game_id, first)
+        while channel in other.asked:  # until the UNSUBSCRIBE is sent
+            await asyncio.sleep(0)
+        other.subscribe(game_id, second)
+        assert await other.ready(game_id)
+        assert await numsub(admin, channel) == [1]
+        first, second = second, first
+    other.unsubscribe(game_id, first)
+
+    async def none() -> bool:
+        return await numsub(admin, channel) == [0]
+
+    await eventually(none, "unsubscribed")
