@@ -11,8 +11,9 @@ Two lanes, each with its own worker process(es) and a bounded queue:
 Anonymous work never shares a worker with a player's hint, so a flood of verdicts cannot starve
 the players. A lane holds at most `workers + queue` jobs, running or waiting; one more is refused
 at once with `503` and `Retry-After` (`WorkBusy`). A client (its player, else its address) has one
-costly request in flight at a time in a process, over both lanes; a second one at the same time is
-refused with `429` (`OneAtATime`). Every job is bounded by its own node or action budget, sized to
+costly request in flight at a time in a process, over both lanes, and an address at most
+`PER_ADDRESS` whatever players it signed up; one more at the same time is refused with `429`
+(`OneAtATime`). Every job is bounded by its own node or action budget, sized to
 end well within `JOB_SECONDS` on a slow core; a caller waits at most its own time limit, and a job
 it gave up on still finishes in its worker (a deal's search is followed to its end and its verdict
 stored, so the same request is then answered from the store: `server.solving`).
@@ -31,6 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from server import metrics
@@ -40,6 +42,9 @@ T = TypeVar("T")
 
 QUEUE = 8
 """Jobs that may wait in a lane beside those running."""
+PER_ADDRESS = 2
+"""Costly requests of one address in flight at once, whatever players it signed up: well under
+a lane's room, so that no address can fill one."""
 JOB_SECONDS = 20.0
 """The longest a job may take on a slow core; node budgets are sized from it (server.solving)."""
 RETRY_AFTER = "5"
@@ -116,7 +121,7 @@ class Lane:
         try:
             future = self.pool.submit(fn, *args)
         except BrokenProcessPool:
-            self._pool = None  # a worker died (killed, out of memory): the next job starts anew
+            self.close()  # a worker died (killed, out of memory): the next job starts anew
             raise WorkBusy("A worker process was lost; try again.") from None
         self.pending += 1
         self.jobs += 1
@@ -134,8 +139,17 @@ class Lane:
         try:
             return await asyncio.wait_for(asyncio.shield(waiting), seconds)
         except BrokenProcessPool:
-            self._pool = None
+            self.close()
             raise WorkBusy("A worker process was lost; try again.") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """Who asks for costly work: `key` is its player (`player:<id>`), else its address
+    (`address:<address>`); `address` is where the request came from."""
+
+    key: str
+    address: str
 
 
 class CostlyWork:
@@ -145,20 +159,31 @@ class CostlyWork:
         self.play = Lane("play", play_workers, queue)
         self.public = Lane("public", public_workers, queue)
         self.busy: set[str] = set()
+        self.addresses: dict[str, int] = {}
 
     @contextlib.contextmanager
-    def one_at_a_time(self, client: str) -> Iterator[None]:
-        """Holds `client`'s one costly request; `OneAtATime` if it already has one running."""
-        if client in self.busy:
+    def one_at_a_time(self, client: Client) -> Iterator[None]:
+        """Holds `client`'s one costly request, and one of its address's `PER_ADDRESS`;
+        `OneAtATime` if the client already has one running, or its address has as many as it
+        may (players signed up by one address cannot fill a lane)."""
+        held = self.addresses.get(client.address, 0)
+        if client.key in self.busy or held >= PER_ADDRESS:
             metrics.rate_refused("costly")
             raise OneAtATime(
-                "One costly request at a time: wait for the answer to the previous one."
+                "One costly request at a time (and at most "
+                f"{PER_ADDRESS} from one address): wait for the answer to the previous one."
             )
-        self.busy.add(client)
+        self.busy.add(client.key)
+        self.addresses[client.address] = held + 1
         try:
             yield
         finally:
-            self.busy.discard(client)
+            self.busy.discard(client.key)
+            left = self.addresses[client.address] - 1
+            if left:
+                self.addresses[client.address] = left
+            else:
+                del self.addresses[client.address]
 
     def close(self) -> None:
         self.play.close()

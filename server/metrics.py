@@ -206,18 +206,22 @@ def watchers(delta: int) -> None:
 
 
 def solver_queued(kind: str, n: int) -> None:
-    """`n` solver jobs of `kind` (`hint`, `verdict`, ...) are waiting or running here now."""
+    """`n` solver jobs of the lane `kind` are waiting or running here now: `play` (hints,
+    winnable-only deals, the daily deal) or `public` (deal verdicts, replay verifications)."""
     metrics().solver_queue.labels(kind_label(kind)).set(n)
 
 
 def solver_time(kind: str, seconds: float) -> None:
-    """A solver job of `kind` was answered after `seconds` (queueing included)."""
+    """A solver job of the lane `kind` (`play` or `public`) was answered after `seconds`
+    (queueing included)."""
     metrics().solver_seconds.labels(kind_label(kind)).observe(seconds)
 
 
 def rate_refused(kind: str) -> None:
-    """A request or connection was refused by a rate budget or a cap of `kind`
-    (`address`, `player`, `signup`, `socket`, ...)."""
+    """A request, message or connection was refused by a rate budget or a cap of `kind`:
+    the budgets `address`, `player`, `anonymous` and `signup`; the caps `in_flight` (requests of
+    an address at once), `address_sockets` and `player_sockets` (open WebSockets), `costly` (a
+    client's or an address's costly requests at once) and `busy` (a full solver lane)."""
     metrics().rate_refusals.labels(kind_label(kind)).inc()
 
 

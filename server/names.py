@@ -102,8 +102,8 @@ class NameTaken(Problem):
 
     def __init__(self, name: str) -> None:
         super().__init__(
-            f"Another player is already called {name!r} (names are compared ignoring case, "
+            f"Another player is already called “{name}” (names are compared ignoring case, "
             "accents written either way and look-alike forms): choose another name.",
             # The web client shows this message under the name field.
-            errors=[{"field": "name", "message": f"another player is already called {name!r}"}],
+            errors=[{"field": "name", "message": f"another player is already called “{name}”"}],
         )

@@ -37,6 +37,7 @@ from openskill.models import PlackettLuce
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.broker import Broker
+from server.costly import Client
 from server.domain import Applied, Clock, GameRecord, Principal, wall_clock_ms
 from server.engine import DealCode, Game, Rule
 from server.engine.snapshot import dumps, loads
@@ -85,7 +86,7 @@ class RaceService:
         writers: async_sessionmaker[AsyncSession],
         games: GameService,
         broker: Broker,
-        winnable_code: Callable[[Rule, Principal], Any],
+        winnable_code: Callable[[Rule, Client], Any],
         clock: Clock = wall_clock_ms,
         snapshots: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
@@ -141,9 +142,12 @@ class RaceService:
         winnable: bool,
         time_limit_s: int,
         public: bool,
+        client: Client,
     ) -> RaceView:
+        """A new race of `player`'s; `client` is who asks, for the certification's share of
+        the solver."""
         if winnable:
-            code: DealCode = await self.winnable_code(rule, player)
+            code: DealCode = await self.winnable_code(rule, client)
         else:
             code = DealCode(rule, secrets.randbits(128), 2)
         race_id = str(uuid.uuid4())

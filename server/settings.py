@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,10 @@ DEFAULT_RATE_LIMIT = 50.0
 """Requests per second per client; comfortably above a player acting 20 times a second."""
 DEFAULT_BODY_LIMIT = 256 * 1024
 """Bytes; enough for the replay of a very long game, small enough to refuse floods (413)."""
+
+
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+"""redis-py's URLs: of `RATE_LIMIT_STORAGE` and `BROKER_URL`."""
 
 
 class SettingsError(ValueError):
@@ -75,7 +80,7 @@ def _rate(text: str) -> float:
         value = float(text)
     except ValueError:
         raise SettingsError(f"RATE_LIMIT {text!r} is not a number") from None
-    if value < 0 or value != value:
+    if not math.isfinite(value) or value < 0:
         raise SettingsError(f"RATE_LIMIT {text!r} must be 0 (off) or a positive number")
     return value
 
@@ -128,18 +133,14 @@ def from_args(
         broker_url=env.get("BROKER_URL") or None,
         log_format=(env.get("LOG_FORMAT") or "text").lower(),
     )
-    if not settings.rate_limit_storage.startswith(
-        ("memory://", "redis://", "rediss://", "unix://")
-    ):
+    if not settings.rate_limit_storage.startswith(("memory://", *REDIS_SCHEMES)):
         raise SettingsError(
             f"RATE_LIMIT_STORAGE {settings.rate_limit_storage!r}: expected memory:// or "
             "redis://host:port/db"
         )
     if settings.log_format not in ("text", "json"):
         raise SettingsError(f"LOG_FORMAT {settings.log_format!r}: expected text or json")
-    if settings.broker_url is not None and not settings.broker_url.startswith(
-        ("redis://", "rediss://")
-    ):
+    if settings.broker_url is not None and not settings.broker_url.startswith(REDIS_SCHEMES):
         raise SettingsError(f"BROKER_URL {settings.broker_url!r}: expected redis://host:port")
     if not 1 <= settings.workers <= 64:
         raise SettingsError(f"--workers {settings.workers}: expected 1 to 64")

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from server.costly import JOB_SECONDS, CostlyWork, WorkBusy
+from server.costly import JOB_SECONDS, Client, CostlyWork, WorkBusy
 from server.domain import Clock, Principal, wall_clock_ms
 from server.engine import DealCode, Rule, Status
 from server.engine.snapshot import loads
@@ -128,7 +128,7 @@ class SolverService:
             task.cancel()
         self.work.close()
 
-    async def hint(self, player: Principal, game_id: str) -> Hint:
+    async def hint(self, player: Principal, game_id: str, client: Client) -> Hint:
         """A next move from a winning line of the current position; marks the game assisted."""
         view = await self.games.get_game(game_id, player)
         if view.row.player_id != player.id:
@@ -137,7 +137,7 @@ class SolverService:
             raise RaceConflict("There are no hints in a race.", rule="race_no_hints")
         if view.game.status is not Status.ACTIVE:
             return Hint("game_over", None, None)
-        with self.work.one_at_a_time(player_client(player)):
+        with self.work.one_at_a_time(client):
             try:
                 status, line, _ = await self.work.play.run(
                     solve_snapshot, view.row.snapshot, HINT_NODES, seconds=CALL_SECONDS
@@ -149,14 +149,15 @@ class SolverService:
         await self.games.mark_assisted(player, game_id)
         return Hint(status, line[0], len(line))
 
-    async def verdict(self, code: DealCode, take_backs: bool, client: str) -> tuple[str, int]:
-        """The verdict on a deal (with or without take-backs): from the store, else from the
-        solver (stored, an `unknown` with its node budget too, so it is not searched again)."""
+    async def verdict(self, code: DealCode, take_backs: bool, client: Client) -> tuple[str, int]:
+        """The verdict on a deal (with or without take-backs): from the store (whoever asks),
+        else from the solver (stored, an `unknown` with its node budget too, so it is not
+        searched again)."""
+        async with self.readers.begin() as session:
+            known = await queries.deal_verdicts(session, [str(code)], take_backs)
+        if str(code) in known:
+            return known[str(code)]
         with self.public_slot(client):
-            async with self.readers.begin() as session:
-                known = await queries.deal_verdicts(session, [str(code)], take_backs)
-            if str(code) in known:
-                return known[str(code)]
             search = self._searching.get((str(code), take_backs))
             if search is None:  # else the same search, asked for meanwhile, is joined
                 search = asyncio.ensure_future(self._search(code, take_backs))
@@ -181,7 +182,7 @@ class SolverService:
         return verdict
 
     @contextlib.contextmanager
-    def public_slot(self, client: str) -> Iterator[None]:
+    def public_slot(self, client: Client) -> Iterator[None]:
         """Holds `client`'s one costly request in the public lane, refused at once (before
         anything is read: a body, the store) when the client has one running or the lane is
         full."""
@@ -213,8 +214,9 @@ class SolverService:
 
     async def _first_winnable(self, codes: list[str], known: dict[str, tuple[str, int]]) -> str:
         """The first of `codes` that is certified winnable (with take-backs), one search a job
-        in the play lane so that other players' work takes turns with it; every verdict found
-        is stored. Raises `LookupError` when none is."""
+        in the play lane so that other players' work takes turns with it; every verdict that
+        comes back is stored (a caller that stops waiting drops the search in progress: a
+        fresh random code is worth nothing to anyone else). Raises `LookupError` when none is."""
         for code in codes:
             verdict = known.get(code)
             if verdict is None:
@@ -226,9 +228,9 @@ class SolverService:
                 return code
         raise LookupError("no certified-winnable code")
 
-    async def winnable_code(self, rule: Rule, player: Principal) -> DealCode:
-        """A random deal that the solver certifies winnable (with take-backs), for `player`."""
-        with self.work.one_at_a_time(player_client(player)):
+    async def winnable_code(self, rule: Rule, client: Client) -> DealCode:
+        """A random deal that the solver certifies winnable (with take-backs)."""
+        with self.work.one_at_a_time(client):
             try:
                 found = await asyncio.wait_for(
                     self._first_winnable(random_codes(rule, WINNABLE_TRIES), {}), CALL_SECONDS
@@ -300,8 +302,3 @@ class SolverService:
                 await asyncio.sleep(1.0)
                 async with self.readers.begin() as session:
                     known = await queries.deal_verdicts(session, candidates, True)
-
-
-def player_client(player: Principal) -> str:
-    """The client a player's costly requests are held to (one at a time)."""
-    return f"player:{player.id}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import uuid
 from typing import Any
@@ -9,11 +10,11 @@ from typing import Any
 from aiohttp import web
 
 from server.api.problems import invalid
+from server.costly import Client
 from server.domain import Principal
 from server.errors import NotFound, Unauthorized
 from server.keys import SERVICE, SETTINGS
 from server.service import GameService, is_printable_ascii
-from server.solving import player_client
 
 TOKEN_MAX = 256
 """The longest bearer token looked up (ours are 43 characters); longer ones are refused."""
@@ -46,21 +47,31 @@ def path_id(request: web.Request, name: str = "id") -> str:
 
 def client_address(request: web.Request, trust_forwarded: bool) -> str:
     """The client's address: the peer's, or behind a trusted proxy (`TRUST_FORWARDED`) the last
-    address of `X-Forwarded-For` (the one the proxy saw), when it is a plausible one."""
+    address of `X-Forwarded-For` (the one the proxy saw), when it is a plausible one. An IPv6
+    address stands for its /64 network, which one host may hold whole: rotating addresses inside
+    it buys no fresh budgets."""
+    address = request.remote or "?"
     if trust_forwarded:
         last = request.headers.get("X-Forwarded-For", "").rsplit(",", 1)[-1].strip()
         if last and len(last) <= 64 and is_printable_ascii(last):
-            return last
-    return request.remote or "?"
+            address = last
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return address
 
 
-async def client_of(request: web.Request) -> str:
-    """Who a costly request is held to (one at a time): its player when it carries a token,
-    else its address."""
-    player = await viewer(request)
-    if player is not None:
-        return player_client(player)
-    return "address:" + client_address(request, request.app[SETTINGS].trust_forwarded)
+async def client_of(request: web.Request, player: Principal | None = None) -> Client:
+    """Who a costly request is held to (one at a time): its player (`player`, else the one of
+    its token, if any), else its address."""
+    address = client_address(request, request.app[SETTINGS].trust_forwarded)
+    if player is None:
+        player = await viewer(request)
+    key = f"player:{player.id}" if player is not None else f"address:{address}"
+    return Client(key, address)
 
 
 async def viewer(request: web.Request) -> Principal | None:
@@ -70,13 +81,22 @@ async def viewer(request: web.Request) -> Principal | None:
     return await authenticate(request)
 
 
+def bearer_token(header: str) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, if it is well-formed (1 to
+    TOKEN_MAX characters)."""
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not 0 < len(token) <= TOKEN_MAX:
+        return None
+    return token
+
+
 async def authenticate(request: web.Request) -> Principal:
     header = request.headers.get("Authorization")
     if not header:
         raise Unauthorized("This call needs 'Authorization: Bearer <token>'.")
-    scheme, _, token = header.partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token or len(token) > TOKEN_MAX:
+    token = bearer_token(header)
+    if token is None:
         raise Unauthorized("The Authorization header must be 'Bearer <token>'.")
     return await service(request).authenticate(token)
 

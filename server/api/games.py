@@ -40,7 +40,7 @@ async def create_game(request: web.Request) -> web.Response:
         code = await request.app[SOLVER].daily_code(day, rule)
         view = await games.create_game(player, rule, code, secret=True, daily=day)
     elif body.winnable:
-        code = await request.app[SOLVER].winnable_code(rule, player)
+        code = await request.app[SOLVER].winnable_code(rule, await client_of(request, player))
         view = await games.create_game(player, rule, code, secret=True)
     else:
         view = await games.create_game(player, body.rule, body.deal_code())
@@ -99,7 +99,7 @@ async def hint(request: web.Request) -> web.Response:
             [{"field": name, "message": "unknown parameter"} for name in request.query]
         )
     player = await authenticate(request)
-    found = await request.app[SOLVER].hint(player, game_id)
+    found = await request.app[SOLVER].hint(player, game_id, await client_of(request, player))
     return json_response(
         {"status": found.status, "move": found.move, "line_length": found.line_length}
     )

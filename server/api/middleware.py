@@ -65,11 +65,11 @@ from limits.errors import StorageError
 from redis.asyncio import ConnectionPool
 
 from server import metrics
-from server.api.common import TOKEN_MAX, client_address
+from server.api.common import bearer_token, client_address
 from server.api.problems import Handler, problem_response
 from server.keys import SERVICE
 from server.service import is_printable_ascii
-from server.settings import SettingsError
+from server.settings import REDIS_SCHEMES, SettingsError
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,9 @@ SOCKETS_PER_ADDRESS = 32
 KEY_PREFIX = "solitaire-rate"
 """The prefix of the budgets' keys in Redis."""
 STORAGE_WARNING_S = 60.0
+STORAGE_RETRY_S = 5.0
+"""After the storage failed, requests are let through without asking it for this long."""
+REDIS_TIMEOUT_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +116,12 @@ class Refusal:
 
 
 def per_second(rate: float) -> RateLimitItem:
-    """`rate` requests a second as a `limits` item of whole requests over the shortest window
-    of whole seconds (at most a minute) that holds a whole number of them: 50 → 50 a second,
-    2.5 → 5 every 2 seconds, 0.625 → 5 every 8 seconds, 0.2 → 1 every 5 seconds."""
+    """`rate` requests a second as a `limits` item. From 1 up, whole requests a second (49.99 →
+    50): a longer window would let its whole budget through in one second. Below 1, whole
+    requests over the shortest window of whole seconds (at most a minute) that holds a whole
+    number of them: 0.625 → 5 every 8 seconds, 0.2 → 1 every 5 seconds."""
+    if rate >= 1:
+        return RateLimitItemPerSecond(round(rate))
     fraction = Fraction(rate).limit_denominator(60)
     if fraction.numerator < 1:
         fraction = Fraction(1, 60)
@@ -128,8 +134,11 @@ def storage_of(url: str) -> tuple[Storage, ConnectionPool | None]:
     for `limits`' `async+redis` storage."""
     if url.startswith("memory://"):
         return MemoryStorage(), None
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        pool = ConnectionPool.from_url(url)
+    if url.startswith(REDIS_SCHEMES):
+        # Short timeouts: a Redis that hangs must not hold every request (it is let through).
+        pool = ConnectionPool.from_url(
+            url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=REDIS_TIMEOUT_S
+        )
         # `limits` builds its redis-py client on the pool given; the pool is ours to close.
         options: dict[str, Any] = {"connection_pool": pool}
         storage = RedisStorage(
@@ -155,7 +164,6 @@ class RateBudget:
             self.client_item.amount * ADDRESS_FACTOR, self.client_item.multiples
         )
         self.signup_item = RateLimitItemPerMinute(SIGNUPS_PER_MINUTE)
-        self.storage_url = storage_url
         self.storage: Storage | None = None
         self.pool: ConnectionPool | None = None
         self.limiter: MovingWindowRateLimiter | None = None
@@ -165,6 +173,7 @@ class RateBudget:
         self.sockets = SocketCaps(self.on)
         self.in_flight: dict[str, int] = {}
         self._warned = -math.inf
+        self._down_until = -math.inf
 
     async def close(self) -> None:
         if self.pool is not None:
@@ -178,11 +187,8 @@ class RateBudget:
     @staticmethod
     def token(request: web.Request) -> str | None:
         """The bearer token a request carries, if it could be one of ours at all."""
-        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not 0 < len(token) <= TOKEN_MAX:
-            return None
-        return token if is_printable_ascii(token) else None
+        token = bearer_token(request.headers.get("Authorization", ""))
+        return token if token is not None and is_printable_ascii(token) else None
 
     @staticmethod
     async def player(request: web.Request, token: str | None) -> str | None:
@@ -242,12 +248,15 @@ class RateBudget:
     async def _hit(self, item: RateLimitItem, kind: str, name: str) -> int | None:
         """None when `item` allows one more for (`kind`, `name`), else the seconds to wait."""
         assert self.limiter is not None
+        if time.monotonic() < self._down_until:
+            return None  # the storage failed a moment ago: not asked again for a while
         try:
             if await self.limiter.hit(item, kind, name):
                 return None
             stats = await self.limiter.get_window_stats(item, kind, name)
         except StorageError as exc:
             now = time.monotonic()
+            self._down_until = now + STORAGE_RETRY_S
             if now - self._warned >= STORAGE_WARNING_S:
                 self._warned = now
                 log.warning("rate limit storage unavailable, not limiting: %s", exc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from server.api.boards import next_link, query_of
-from server.api.common import authenticate, json_response, path_id
+from server.api.common import authenticate, client_of, json_response, path_id
 from server.api.problems import read_json
 from server.api.schemas import NewRaceIn, RaceBoardQueryIn, RacesQueryIn
 from server.keys import BOARDS, RACES
@@ -26,6 +26,7 @@ async def create(request: web.Request) -> web.Response:
         winnable=body.winnable,
         time_limit_s=body.time_limit_s,
         public=body.public,
+        client=await client_of(request, player),
     )
     return json_response(
         race_json(view), status=201, headers={"Location": f"/api/v1/races/{view.race.id}"}

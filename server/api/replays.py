@@ -7,7 +7,6 @@ from aiohttp import web
 from server.api.common import client_of, json_response, path_id, service, viewer
 from server.api.problems import invalid, read_json
 from server.api.schemas import ReplayIn
-from server.domain import MAX_ACTIONS
 from server.engine import DealCode
 from server.keys import SOLVER
 from server.solving import SolverService
@@ -36,8 +35,6 @@ async def verified(request: web.Request, solver: SolverService) -> web.Response:
     body = await read_json(request, ReplayIn)
     assert body.code is not None
     code = DealCode.parse(body.code)
-    if len(body.actions) > MAX_ACTIONS:
-        raise invalid("actions", f"at most {MAX_ACTIONS} actions (the longest game)")
     actions: list[str] = []
     for index, item in enumerate(body.actions):
         move = item.get("move") if isinstance(item, dict) else item

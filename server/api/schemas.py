@@ -183,7 +183,7 @@ class ReplayIn(BaseModel):
 
     code: str | None = Field(max_length=64)
     deal_commitment: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    actions: list[Any] = Field(max_length=100_000)
+    actions: list[Any] = Field(max_length=MAX_ACTIONS)  # the longest game
     result: dict[str, Any] | None = None
     deal: Any = None
 

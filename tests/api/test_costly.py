@@ -18,6 +18,7 @@ from aiohttp.test_utils import TestClient
 
 import server.service
 import server.solving
+from server.costly import PER_ADDRESS
 from server.domain import MAX_ACTIONS
 from server.keys import SOLVER
 from tests.api.helpers import problem
@@ -90,6 +91,26 @@ async def test_one_costly_request_at_a_time_per_client(
     assert not slow.done() and not queued.done()
     slow.cancel()
     queued.cancel()
+
+
+async def test_players_signed_up_by_one_address_share_its_costly_requests(
+    client: TestClient[Any, Any], api: Api, slow_search: None
+) -> None:
+    """However many players an address signs up, it has at most PER_ADDRESS costly requests in
+    flight: sign-ups cannot fill a lane."""
+    work = client.app[SOLVER].work
+    asked = []
+    for n in range(PER_ADDRESS):
+        _, auth = await api.player(unique_name(f"sybil{n}"))
+        asked.append(asyncio.ensure_future(verdict(client, f"RU1-R-AAAABO{'CD'[n]}", **auth)))
+        await until(lambda n=n: work.public.pending == n + 1)
+    _, auth = await api.player(unique_name("one-more"))
+    response = await verdict(client, QUICK_DEAL, **auth)
+    body = await problem(response, 429)
+    assert str(PER_ADDRESS) in body["detail"], body
+    assert work.public.pending == PER_ADDRESS
+    for task in asked:
+        task.cancel()
 
 
 async def test_a_verdict_that_outlives_its_wait_is_stored_with_its_budget(
