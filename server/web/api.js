@@ -26,8 +26,10 @@ export function newKey() {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // One call. `key` (an Idempotency-Key) makes a retried action safe: a call that carries one is
-// retried after a network failure or a 429, and the server applies it at most once.
-export async function api(method, path, body, { key = null } = {}) {
+// retried after a network failure or a 429, and the server applies it at most once. A read, or
+// a call marked `retry` (one that changes nothing, such as verifying a replay), is retried
+// after a 429, or a 503 that says when to come back (the server's workers were busy).
+export async function api(method, path, body, { key = null, retry = false } = {}) {
   const headers = { Accept: "application/json", "Accept-Language": language };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -44,7 +46,9 @@ export async function api(method, path, body, { key = null } = {}) {
       }
       throw new ApiError(0, { title: "Network error", detail: String(error.message || error) });
     }
-    if (response.status === 429 && attempt < 3 && (key || method === "GET")) {
+    const busy = response.status === 429
+      || (response.status === 503 && response.headers.has("Retry-After"));
+    if (busy && attempt < 3 && (key || retry || method === "GET")) {
       const wait = Number(response.headers.get("Retry-After")) || 1;
       await sleep(Math.min(wait, 5) * 1000);
       continue;

@@ -253,7 +253,7 @@ export async function checkDeal(game) {
     if (replay.code !== game.code || replay.deal_commitment !== commitment) {
       return failed("commitment");
     }
-    const verdict = await post("/replays/verify", replay);
+    const verdict = await post("/replays/verify", replay, { retry: true });
     if (!verdict.valid) {
       return failed(verdict.rule === "commitment_mismatch" ? "commitment" : "cards",
         verdict.reason || verdict.rule || "");

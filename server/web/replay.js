@@ -334,7 +334,7 @@ export async function mount(root, params) {
     verifyOut.textContent = t("replay.verifying");
     delete verifyOut.dataset.valid;
     try {
-      const answer = await post("/replays/verify", doc);
+      const answer = await post("/replays/verify", doc, { retry: true });
       verifyOut.dataset.valid = answer.valid ? "true" : "false";
       if (answer.valid) {
         verifyOut.textContent = t("replay.valid", {
