@@ -185,6 +185,8 @@ class GameService:
         self.broker = broker if broker is not None else LocalBroker()
         self.cache = GameCache()
         self._principals: OrderedDict[str, Principal] = OrderedDict()
+        self._unknown: OrderedDict[str, None] = OrderedDict()
+        """Hashes of tokens looked up and found to be no player's (the most recent 10,000)."""
         self.on_race_change: Callable[[Applied], Awaitable[None]] | None = None
         """Told of every committed change to a race game (the race's standings changed)."""
 
@@ -229,9 +231,16 @@ class GameService:
         cached = self._principals.get(token_hash)
         if cached is not None:
             return cached
+        if token_hash in self._unknown:
+            raise Unauthorized("The bearer token is not valid.")
         async with self.readers.begin() as session:
             found = await queries.player_by_token_hash(session, token_hash)
         if found is None:
+            # Made-up tokens are not looked up again (a token is known to its client only once
+            # its player is stored, so one that is unknown now stays unknown).
+            self._unknown[token_hash] = None
+            if len(self._unknown) > 10_000:
+                self._unknown.popitem(last=False)
             raise Unauthorized("The bearer token is not valid.")
         principal = Principal(*found)
         self._principals[token_hash] = principal

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import sqlalchemy.exc
 from aiohttp.test_utils import TestClient
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 import server.solving
 from server.api.middleware import BUDGET, IN_FLIGHT_PER_ADDRESS
 from server.api.problems import known_problem
 from server.app import create_app
-from server.keys import SOLVER
+from server.keys import ENGINE, SOLVER
 from server.settings import Settings, async_url
 from server.store.db import unavailable
 from tests.api.helpers import problem
@@ -147,3 +147,24 @@ async def test_a_database_with_no_connection_to_give_is_a_503(database_url: str)
     )
     assert not unavailable(ValueError("a bug is not the database's fault"))
     assert known_problem(ValueError("x"), "en") is None
+
+
+async def test_a_made_up_token_is_looked_up_once(client: TestClient[Any, Any]) -> None:
+    """Flooding with a made-up token costs one database read, not one a request."""
+    lookups: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "token_hash" in statement:
+            lookups.append(statement)
+
+    engine = client.app[ENGINE].sync_engine
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        for _ in range(5):
+            response = await client.post(
+                "/api/v1/games", json={}, headers={"Authorization": "Bearer made-up-token"}
+            )
+            await problem(response, 401)
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert len(lookups) == 1, lookups
