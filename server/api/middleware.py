@@ -16,9 +16,10 @@ before anything else looks at it, to two budgets at once, and refused with `429`
   is no player: the request is charged as anonymous, and the handler answers it with `401`.
 
 Before any budget, an address may have `IN_FLIGHT_PER_ADDRESS` (16) requests being answered at
-once in a process (a WebSocket session is charged, not counted): one more is refused at once, so
-that a client holding many requests open cannot take the server's time from everyone else, however
-cheap each refusal is.
+once in a process (a WebSocket session is charged, not counted): one more is refused, so that a
+client holding many requests open cannot take the server's time from everyone else. Every refusal
+is answered after `REFUSAL_DELAY_S` (half a second), out of any count: however cheap a refusal,
+a client sending as fast as its connections allow would otherwise take the event loop's time.
 
 Sign-ups (`POST /api/v1/players`) are charged a third budget besides: `SIGNUPS_PER_MINUTE` (20) a
 minute per address. Every message of every WebSocket connection is charged like a request, to
@@ -48,6 +49,7 @@ one method asked; since the answer then depends on the `Origin`, every `/api/` a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
@@ -84,9 +86,13 @@ SIGNUPS_PER_MINUTE = 20
 """Sign-ups a minute per address: enough for a classroom, far below any use of the API."""
 SIGNUP_PATH = "/api/v1/players"
 LIVE_PATH = "/api/v1/live"
+REFUSAL_DELAY_S = 0.5
+"""How long an HTTP request over a budget or cap waits for its 429 (out of any in-flight
+count): however cheap a refusal, a client sending as fast as its connections allow would
+otherwise take the event loop's time from everyone."""
 IN_FLIGHT_PER_ADDRESS = 16
 """Requests of one address being answered at once in a process (WebSocket sessions aside);
-one more is refused at once, before any budget is asked: a client that keeps many requests
+one more is refused, before any budget is asked: a client that keeps many requests
 open cannot take the server's time from the others however cheap each refusal is."""
 SOCKETS_PER_PLAYER = 8
 SOCKETS_PER_ADDRESS = 32
@@ -104,6 +110,12 @@ class Refusal:
 
     retry_after: int
     detail: str
+
+    async def slow_response(self) -> web.Response:
+        """The refusal, after REFUSAL_DELAY_S: a client that keeps sending regardless is slowed
+        to what its open connections allow, at the cost of a sleeping coroutine each."""
+        await asyncio.sleep(REFUSAL_DELAY_S)
+        return self.response()
 
     def response(self) -> web.Response:
         return problem_response(
@@ -284,25 +296,27 @@ class RateBudget:
             address = self.address(request)
             if request.path == LIVE_PATH:  # a WebSocket session: charged, not held in flight
                 refusal = await self.charge_request(request, address)
-                return refusal.response() if refusal is not None else await handler(request)
+                if refusal is None:
+                    return await handler(request)
+                return await refusal.slow_response()
             held = self.in_flight.get(address, 0)
             if held >= IN_FLIGHT_PER_ADDRESS:
                 metrics.rate_refused("in_flight")
-                return Refusal(
+                return await Refusal(
                     1, f"At most {IN_FLIGHT_PER_ADDRESS} requests of one address at a time."
-                ).response()
+                ).slow_response()
             self.in_flight[address] = held + 1
             try:
                 refusal = await self.charge_request(request, address)
-                if refusal is not None:
-                    return refusal.response()
-                return await handler(request)
+                if refusal is None:
+                    return await handler(request)
             finally:
                 left = self.in_flight[address] - 1
                 if left:
                     self.in_flight[address] = left
                 else:
                     del self.in_flight[address]
+            return await refusal.slow_response()
 
         return rate_limit
 
