@@ -82,7 +82,6 @@ import os
 import random
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -95,6 +94,7 @@ from typing import Any
 import aiohttp
 import asyncpg
 from load import ROOT, Server, cpu_seconds, fresh_pg, pct, stop
+from load import start as load_start
 from prometheus_client.parser import text_string_to_metric_families
 from races import machine_ticks, postgres_seconds
 
@@ -168,34 +168,9 @@ async def drop_pg() -> None:
 
 
 async def start(url: str) -> Server:
-    """`python -m server` with its default rate limit, and wait for its /readyz."""
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    env = dict(os.environ, PYTHONPATH=path)
-    for name in ("RATE_LIMIT", "RATE_LIMIT_STORAGE", "BROKER_URL", "WORKERS"):
-        env.pop(name, None)  # the defaults: the point is to measure the server's defences
-    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
-    process = Server(
-        [sys.executable, "-m", "server", "--database-url", url, "--port", str(PORT)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    process.log = log
-    async with aiohttp.ClientSession() as session:
-        for _ in range(300):
-            try:
-                async with session.get(f"{BASE}/readyz") as response:
-                    if response.status == 200:
-                        return process
-            except aiohttp.ClientError:
-                pass
-            if process.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"the server failed:\n{log.read().decode(errors='replace')}")
-            await asyncio.sleep(0.1)
-    stop(process)
-    raise RuntimeError("the server did not start")
+    """`python -m server` with its default rate limit (the point is to measure the server's
+    defences), and wait for its /readyz."""
+    return await load_start(["-m", "server", "--database-url", url], PORT, defaults=True)
 
 
 def server_errors(process: Server) -> tuple[int, Counter[str]]:

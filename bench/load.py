@@ -109,10 +109,14 @@ class Server(subprocess.Popen[bytes]):
     log: IO[bytes]
 
 
-async def start(args: list[str], port: int) -> Server:
-    """Start `python ARGS --port PORT` in ROOT and wait for its /readyz."""
+async def start(args: list[str], port: int, *, defaults: bool = False) -> Server:
+    """Start `python ARGS --port PORT` in ROOT and wait for its /readyz: with the rate limit
+    off, or with `defaults` the server's own settings (its rate limit on)."""
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     env = dict(os.environ, RATE_LIMIT="0", PYTHONPATH=path)
+    if defaults:
+        for name in ("RATE_LIMIT", "RATE_LIMIT_STORAGE", "BROKER_URL", "WORKERS"):
+            env.pop(name, None)
     # The server's log goes to a file, closed by stop(): a pipe nobody reads could fill up.
     log = tempfile.TemporaryFile()  # noqa: SIM115
     process = Server(
