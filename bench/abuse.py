@@ -93,7 +93,7 @@ from typing import Any
 
 import aiohttp
 import asyncpg
-from load import ROOT, Server, cpu_seconds, fresh_pg, pct, stop
+from load import ROOT, Server, cpu_seconds, fresh_pg, next_action, pct, stop
 from load import start as load_start
 from prometheus_client.parser import text_string_to_metric_families
 from races import machine_ticks, postgres_seconds
@@ -310,18 +310,8 @@ class Player:
 
     def next_action(self) -> dict[str, Any] | None:
         """The next action (applied to the local copy), or None when a new game is due."""
-        game = self.game
-        assert game is not None
-        if game.history and self.rng.random() < 0.05:
-            game.undo()
-            return {"action": "undo"}
-        moves = game.legal_moves()
-        if not moves or game.moves > 400:
-            return None
-        move = self.rng.choice(moves)
-        game.apply(move.card, move.to)
-        card, place = str(move).split("-")
-        return {"card": card, "to": place}
+        assert self.game is not None
+        return next_action(self.game, self.rng)
 
     async def act(self, body: dict[str, Any]) -> int:
         """POST one action with a fresh key; its status (0: no answer)."""

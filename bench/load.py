@@ -105,6 +105,21 @@ async def fresh_pg(name: str) -> str:
     return str(URL(PG_URL).with_path("/" + name))
 
 
+def next_action(game: Game, rng: random.Random) -> dict[str, Any] | None:
+    """A player's next action on `game` (applied to it): now and then an undo, else a random
+    legal move; None when a new game is due (no move left, or a game grown long)."""
+    if game.history and rng.random() < 0.05:
+        game.undo()
+        return {"action": "undo"}
+    moves = game.legal_moves()
+    if not moves or game.moves > 400:
+        return None
+    move = rng.choice(moves)
+    game.apply(move.card, move.to)
+    card, place = str(move).split("-")
+    return {"card": card, "to": place}
+
+
 class Server(subprocess.Popen[bytes]):
     log: IO[bytes]
 
@@ -189,18 +204,8 @@ class Player:
         return str(uuid.uuid4()) if self.keyed else None
 
     def next_action(self) -> dict[str, Any] | None:
-        game = self.game
-        assert game is not None
-        if game.history and self.rng.random() < 0.05:
-            game.undo()
-            return {"action": "undo"}
-        moves = game.legal_moves()
-        if not moves or game.moves > 400:
-            return None
-        move = self.rng.choice(moves)
-        game.apply(move.card, move.to)
-        card, place = str(move).split("-")
-        return {"card": card, "to": place}
+        assert self.game is not None
+        return next_action(self.game, self.rng)
 
     async def act(self, body: dict[str, Any]) -> int:
         """POST one action; its status."""

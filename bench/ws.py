@@ -253,7 +253,8 @@ async def main() -> None:
                     server.log.seek(0)
                     text = server.log.read().decode(errors="replace")
                     if "Traceback" in text:
-                        print(f"# {' '.join(server.args)}:\n{text[-3000:]}", file=sys.stderr)
+                        command = " ".join(map(str, server.args))  # type: ignore[arg-type]
+                        print(f"# {command}:\n{text[-3000:]}", file=sys.stderr)
                 raise
             finally:
                 for server in servers:
