@@ -3,6 +3,7 @@ cards a position hides (computed locally with the engine)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -176,3 +177,30 @@ def line_of(code: str, length: int) -> list[str] | None:
         return None
 
     return search(local_game(code), length)
+
+
+async def read_answer(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], Any]:
+    """An HTTP answer read off a raw connection: its status, its headers (names in lower case)
+    and its JSON body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name:
+            headers[name.strip().lower()] = value.strip()
+    body = json.loads(await reader.readexactly(int(headers["content-length"])))
+    return int(lines[0].split()[1]), headers, body
+
+
+async def raw(client: TestClient[Any, Any], request: bytes) -> tuple[int, dict[str, str], Any]:
+    """Sends `request` as raw bytes (what no HTTP library would send) and reads the answer:
+    status, headers and JSON body."""
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        return await read_answer(reader)
+    finally:
+        writer.close()
+        await writer.wait_closed()

@@ -7,7 +7,6 @@ state, never for a time.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +24,7 @@ from server.app import create_app
 from server.keys import ENGINE, SOLVER
 from server.settings import Settings, async_url
 from server.store.db import unavailable
-from tests.api.helpers import problem
+from tests.api.helpers import problem, read_answer
 from tests.conftest import ClientFactory
 
 SLOW_DEAL = "RU1-R-AAAABOC"
@@ -59,15 +58,6 @@ async def open_post(
     return reader, writer
 
 
-async def answer(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], Any]:
-    head = await reader.readuntil(b"\r\n\r\n")
-    lines = head.decode().split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
-    body = await reader.readexactly(int(headers["Content-Length"]))
-    return status, headers, json.loads(body)
-
-
 async def test_an_address_holding_many_requests_open_is_refused_at_once(
     limited: TestClient[Any, Any],
 ) -> None:
@@ -96,8 +86,8 @@ async def test_a_verification_is_refused_before_its_body_is_read(
     slow = asyncio.ensure_future(client.get(f"/api/v1/deals/{SLOW_DEAL}/winnable"))
     await until(lambda: work.public.pending == 1)
     reader, writer = await open_post(client, "/api/v1/replays/verify", length=200_000)
-    status, headers, body = await answer(reader)
-    assert (status, body["type"], headers["Retry-After"]) == (
+    status, headers, body = await read_answer(reader)
+    assert (status, body["type"], headers["retry-after"]) == (
         429,
         "/problems/too-many-requests",
         "1",

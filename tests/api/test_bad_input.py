@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestClient
 from server.app import create_app
 from server.settings import Settings
 from tests.api.helpers import problem, state
+from tests.api.helpers import raw as raw_request
 from tests.conftest import Api, ClientFactory
 
 JSON = {"Content-Type": "application/json"}
@@ -281,27 +282,6 @@ async def test_cors(client: TestClient[Any, Any], api: Api) -> None:
     assert response.headers["Access-Control-Allow-Origin"] in ("*", origin["Origin"])
 
 
-async def raw_request(client: TestClient[Any, Any], request: bytes) -> tuple[int, dict[str, Any]]:
-    """Sends `request` as raw bytes (headers that no HTTP library would send) and reads the
-    status and the JSON body of the answer."""
-    reader, writer = await asyncio.open_connection(client.host, client.port)
-    try:
-        writer.write(request)
-        await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        status = int(lines[0].split()[1])
-        length = next(
-            int(line.split(":", 1)[1])
-            for line in lines
-            if line.lower().startswith("content-length")
-        )
-        body = json.loads(await reader.readexactly(length))
-    finally:
-        writer.close()
-    return status, body
-
-
 async def test_tokens_and_keys_outside_printable_ascii_are_refused_not_500(
     client: TestClient[Any, Any], api: Api
 ) -> None:
@@ -321,11 +301,11 @@ async def test_tokens_and_keys_outside_printable_ascii_are_refused_not_500(
 
     token = b"Authorization: " + auth["Authorization"].encode()
     for bad_token in (b"Authorization: Bearer a\xff", b"Authorization: Bearer \xc3\xa9t\xc3\xa9"):
-        status, document = await raw_request(client, request(bad_token))
+        status, _, document = await raw_request(client, request(bad_token))
         assert (status, document["type"]) == (401, "/problems/unauthorized"), document
     # (A control character never gets this far: aiohttp's parser refuses the request.)
     for bad_key in (b"Idempotency-Key: k\xff", b"Idempotency-Key: cl\xc3\xa9"):
-        status, document = await raw_request(client, request(token, bad_key))
+        status, _, document = await raw_request(client, request(token, bad_key))
         assert status == 422, document
         assert document["errors"][0]["field"] == "Idempotency-Key", document
     assert await state(client, game_id) == before

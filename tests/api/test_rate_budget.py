@@ -25,7 +25,7 @@ from server.api.middleware import (
 )
 from server.app import create_app
 from server.settings import Settings
-from tests.api.helpers import Player, problem
+from tests.api.helpers import Player, problem, raw
 from tests.conftest import ClientFactory
 
 LIVE = "/api/v1/live"
@@ -185,27 +185,6 @@ async def test_rate_limit_zero_turns_every_budget_off(client: TestClient[Any, An
 
 
 # ---------------------------------------------------------------------------- odd bytes
-
-
-async def raw(client: TestClient[Any, Any], request: bytes) -> tuple[int, dict[str, str], Any]:
-    """Sends `request` as raw bytes (what no HTTP library would send): status, headers, and the
-    JSON body of the answer."""
-    reader, writer = await asyncio.open_connection(client.host, client.port)
-    try:
-        writer.write(request)
-        await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            if name:
-                headers[name.strip().lower()] = value.strip()
-        body = json.loads(await reader.readexactly(int(headers["content-length"])))
-    finally:
-        writer.close()
-        await writer.wait_closed()
-    return int(lines[0].split()[1]), headers, body
 
 
 def get(path: bytes, *headers: bytes) -> bytes:
