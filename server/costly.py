@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 
 from server import metrics
 from server.errors import Problem
+from server.lifetime import start_worker
 
 T = TypeVar("T")
 
@@ -88,12 +89,13 @@ class Lane:
     def pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
             # Workers run at a lower priority than the server: on a busy machine the event
-            # loop (every player's request) comes first, a search second.
+            # loop (every player's request) comes first, a search second. They end with the
+            # server's process, however it ends.
             self._pool = ProcessPoolExecutor(
                 self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=os.nice,
-                initargs=(WORKER_NICENESS,),
+                initializer=start_worker,
+                initargs=(WORKER_NICENESS, os.getpid()),
             )
         return self._pool
 

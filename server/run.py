@@ -39,6 +39,7 @@ from prometheus_client.multiprocess import mark_process_dead
 
 from server.api.metrics import REQUEST_ID
 from server.app import create_app
+from server.lifetime import exit_with_parent
 from server.metrics import MULTIPROC_DIR
 from server.settings import Settings, SettingsError, from_args
 from server.store.db import migrate
@@ -172,6 +173,10 @@ def announce(text: str) -> None:
 
 
 def serve(settings: Settings, reuse_port: bool = False) -> None:
+    """Serves until stopped; `reuse_port` in a worker of `serve_workers`, which then also ends
+    if the parent process is killed (a parent that ends cleanly stops it with SIGTERM first)."""
+    if reuse_port:
+        exit_with_parent(os.getppid())
     configure_logging(settings.log_format)
     try:
         import uvloop
