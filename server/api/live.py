@@ -68,6 +68,8 @@ class Connection:
         self.watching: dict[str, Any] = {}
         self.races: dict[str, Any] = {}
         self.race_seen: dict[str, int] = {}
+        self.race_held: dict[str, list[tuple[int, RaceView]]] = {}
+        """Changes of a race that came while `watch_race` was reading it: sent after its answer."""
         self.seen: dict[str, int] = {}
         self.pending: dict[str, list[tuple[int, str]]] = {}
         self.busy = asyncio.Lock()
@@ -316,15 +318,21 @@ class Connection:
     # ------------------------------------------------------------------ races
 
     async def watch_race(self, mid: Any, race_id: str) -> None:
-        """The race now, then a `race` message with the whole document on every change."""
+        """The race now, then a `race` message with the whole document on every change (changes
+        that come while the race is being read are held, and sent after it if newer)."""
         races = self.app[RACES]
+        held: list[tuple[int, RaceView]] = []
+        self.race_held[race_id] = held
         if race_id not in self.races:
             seen = self.race_seen
 
             rendered = self.app[RACE_MESSAGES]
 
             def listener(version: int, view: RaceView) -> None:
-                if version > seen.get(race_id, -1):
+                waiting = self.race_held.get(race_id)
+                if waiting is not None:
+                    waiting.append((version, view))
+                elif version > seen.get(race_id, -1):
                     seen[race_id] = version
                     # Every watcher of the race in this process gets the same text: made once.
                     last = rendered.get(race_id)
@@ -349,8 +357,15 @@ class Connection:
         except BaseException:
             self.unwatch_race(race_id)
             raise
+        finally:
+            if self.race_held.get(race_id) is held:
+                del self.race_held[race_id]
         self.race_seen[race_id] = max(self.race_seen.get(race_id, -1), view.version)
         self.push({"type": "watching_race", "id": mid, "race_id": race_id, "race": race_json(view)})
+        following = self.races.get(race_id)
+        if following is not None:
+            for version, later in held:
+                following(version, later)
 
     def unwatch_race(self, race_id: str) -> None:
         listener = self.races.pop(race_id, None)
