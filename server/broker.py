@@ -457,6 +457,8 @@ class RedisBroker(Broker):
             version = int(text)
             if origin != self.origin:
                 wanted = answer != "-" and self.wanted(key)
+                if wanted and version <= self.heard.get(key, 0):
+                    return  # delivered already, read as the game's last change on subscribing
                 self.received(key, version, answer)
                 if wanted:
                     self.heard[key] = max(self.heard.get(key, 0), version)
