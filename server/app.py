@@ -65,7 +65,12 @@ async def rate_budget(app: web.Application) -> AsyncIterator[None]:
 
 
 def create_app(settings: Settings) -> web.Application:
-    budget = RateBudget(settings.rate_limit, settings.rate_limit_storage, settings.trust_forwarded)
+    budget = RateBudget(
+        settings.rate_limit,
+        settings.rate_limit_storage,
+        settings.trust_forwarded,
+        settings.signup_limit,
+    )
     # The rate budget first: every request is charged before anything else reads it.
     middlewares: list[Middleware] = [budget.middleware(), problem_middleware]
     # Before everything: the access log and the request metrics see every final status.

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 DEFAULT_DATABASE_URL = "sqlite:///solitaire.db"
 DEFAULT_RATE_LIMIT = 50.0
 """Requests per second per client; comfortably above a player acting 20 times a second."""
+DEFAULT_SIGNUP_LIMIT = 20
+"""Sign-ups a minute per address: a household or a classroom, not a farm of names."""
 DEFAULT_BODY_LIMIT = 256 * 1024
 """Bytes; enough for the replay of a very long game, small enough to refuse floods (413)."""
 
@@ -37,6 +39,8 @@ class Settings:
     deal_secret: str | None = None
     """The secret the daily deals are drawn from (`DEAL_SECRET`); without it, one generated
     once and kept in the database. Every process of one deployment must agree on it."""
+    signup_limit: int = DEFAULT_SIGNUP_LIMIT
+    """Sign-ups a minute from one address (`SIGNUP_LIMIT`); off with the rate limit."""
     rate_limit_storage: str = "memory://"
     """Where the rate budgets are counted (`RATE_LIMIT_STORAGE`, a `limits` storage URL):
     `memory://` in each process, `redis://host:port` shared by every process and replica."""
@@ -115,6 +119,12 @@ def from_args(
         help="requests per second per client, 0 to turn off (default: $RATE_LIMIT or 50)",
     )
     parser.add_argument(
+        "--signup-limit",
+        type=int,
+        default=_int(env, "SIGNUP_LIMIT", DEFAULT_SIGNUP_LIMIT),
+        help="sign-ups a minute from one address (default: $SIGNUP_LIMIT or 20)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=_int(env, "WORKERS", 1),
@@ -127,6 +137,7 @@ def from_args(
         database_url=args.database_url,
         rate_limit=_rate(str(args.rate_limit)),
         workers=args.workers,
+        signup_limit=args.signup_limit,
         trust_forwarded=env.get("TRUST_FORWARDED", "") not in ("", "0", "false", "no"),
         deal_secret=env.get("DEAL_SECRET") or None,
         rate_limit_storage=env.get("RATE_LIMIT_STORAGE") or "memory://",
@@ -142,6 +153,8 @@ def from_args(
         raise SettingsError(f"LOG_FORMAT {settings.log_format!r}: expected text or json")
     if settings.broker_url is not None and not settings.broker_url.startswith(REDIS_SCHEMES):
         raise SettingsError(f"BROKER_URL {settings.broker_url!r}: expected redis://host:port")
+    if settings.signup_limit < 1:
+        raise SettingsError(f"SIGNUP_LIMIT {settings.signup_limit}: expected at least 1")
     if not 1 <= settings.workers <= 64:
         raise SettingsError(f"--workers {settings.workers}: expected 1 to 64")
     if settings.workers > 1 and settings.is_sqlite:

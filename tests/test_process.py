@@ -50,7 +50,11 @@ def test_settings_of_issue_14_are_read_and_checked() -> None:
         None,
         "text",
     )
+    assert from_args(["--signup-limit", "600"], environ={}).signup_limit == 600
+    assert from_args([], environ={"SIGNUP_LIMIT": "7"}).signup_limit == 7
+    assert defaults.signup_limit == 20
     for name, value in (
+        ("SIGNUP_LIMIT", "0"),
         ("RATE_LIMIT_STORAGE", "memcached://x"),
         ("BROKER_URL", "amqp://x"),
         ("LOG_FORMAT", "xml"),

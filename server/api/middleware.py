@@ -21,7 +21,7 @@ client holding many requests open cannot take the server's time from everyone el
 is answered after `REFUSAL_DELAY_S` (half a second), out of any count: however cheap a refusal,
 a client sending as fast as its connections allow would otherwise take the event loop's time.
 
-Sign-ups (`POST /api/v1/players`) are charged a third budget besides: `SIGNUPS_PER_MINUTE` (20) a
+Sign-ups (`POST /api/v1/players`) are charged a third budget besides: `SIGNUP_LIMIT` (20) a
 minute per address. Every message of every WebSocket connection is charged like a request, to
 its player (once authenticated) and its address (see `server/api/live.py`).
 
@@ -71,7 +71,7 @@ from server.api.common import bearer_token, client_address
 from server.api.problems import Handler, problem_response
 from server.keys import SERVICE
 from server.service import is_printable_ascii
-from server.settings import REDIS_SCHEMES, SettingsError
+from server.settings import DEFAULT_SIGNUP_LIMIT, REDIS_SCHEMES, SettingsError
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,6 @@ CORS_MAX_AGE_S = 86400
 
 ADDRESS_FACTOR = 4
 """An address may send this many times a client's budget (players behind one NAT)."""
-SIGNUPS_PER_MINUTE = 20
 """Sign-ups a minute per address: enough for a classroom, far below any use of the API."""
 SIGNUP_PATH = "/api/v1/players"
 LIVE_PATH = "/api/v1/live"
@@ -167,7 +166,13 @@ def storage_of(url: str) -> tuple[Storage, ConnectionPool | None]:
 class RateBudget:
     """The rate budgets of clients, addresses and sign-ups, and the socket caps, of one app."""
 
-    def __init__(self, rate: float, storage_url: str, trust_forwarded: bool = False) -> None:
+    def __init__(
+        self,
+        rate: float,
+        storage_url: str,
+        trust_forwarded: bool = False,
+        signup_limit: int = DEFAULT_SIGNUP_LIMIT,
+    ) -> None:
         self.rate = rate
         self.trust_forwarded = trust_forwarded
         self.on = rate > 0
@@ -175,7 +180,7 @@ class RateBudget:
         self.address_item = RateLimitItemPerSecond(
             self.client_item.amount * ADDRESS_FACTOR, self.client_item.multiples
         )
-        self.signup_item = RateLimitItemPerMinute(SIGNUPS_PER_MINUTE)
+        self.signup_item = RateLimitItemPerMinute(signup_limit)
         self.storage: Storage | None = None
         self.pool: ConnectionPool | None = None
         self.limiter: MovingWindowRateLimiter | None = None
@@ -253,7 +258,7 @@ class RateBudget:
             metrics.rate_refused("signup")
             return Refusal(
                 refused,
-                f"Slow down: at most {SIGNUPS_PER_MINUTE} sign-ups a minute from one address.",
+                f"Slow down: at most {self.signup_item.amount} sign-ups a minute from one address.",
             )
         return None
 

@@ -19,12 +19,11 @@ from aiohttp.test_utils import TestClient
 
 from server.api.middleware import (
     ADDRESS_FACTOR,
-    SIGNUPS_PER_MINUTE,
     SOCKETS_PER_ADDRESS,
     SOCKETS_PER_PLAYER,
 )
 from server.app import create_app
-from server.settings import Settings
+from server.settings import DEFAULT_SIGNUP_LIMIT, Settings
 from tests.api.helpers import Player, problem, raw
 from tests.conftest import ClientFactory
 
@@ -144,10 +143,10 @@ async def test_made_up_tokens_are_charged_as_their_address(limited: TestClient[A
 async def test_sign_ups_have_their_own_lower_limit(
     aiohttp_client: ClientFactory, database_url: str
 ) -> None:
-    """SIGNUPS_PER_MINUTE sign-ups a minute from one address, with the default rate limit (far
+    """DEFAULT_SIGNUP_LIMIT sign-ups a minute from one address, with the default rate limit (far
     above it); another address may still sign up, and a refused sign-up creates no player."""
     client = await rate_limited(aiohttp_client, database_url, 50.0, trust_forwarded=True)
-    for n in range(SIGNUPS_PER_MINUTE):
+    for n in range(DEFAULT_SIGNUP_LIMIT):
         await sign_up(client, f"s{n}", "203.0.113.9")
     response = await client.post(
         "/api/v1/players", json={"name": "one-too-many"}, headers=from_address("203.0.113.9")
@@ -163,7 +162,7 @@ async def test_sign_ups_have_their_own_lower_limit(
 async def test_rate_limit_zero_turns_every_budget_off(client: TestClient[Any, Any]) -> None:
     """The tests' own settings (RATE_LIMIT=0): no budget, no sign-up limit, no socket cap."""
     players = [
-        await sign_up(client, f"free{n}", "127.0.0.1") for n in range(SIGNUPS_PER_MINUTE + 5)
+        await sign_up(client, f"free{n}", "127.0.0.1") for n in range(DEFAULT_SIGNUP_LIMIT + 5)
     ]
     for _ in range(3):
         for player in players:

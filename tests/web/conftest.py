@@ -226,10 +226,20 @@ class WebServer:
 
 @pytest.fixture(scope="module")
 def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
-    """`python -m server` on a fresh SQLite database, with the default rate limit."""
+    """`python -m server` on a fresh SQLite database, with the rate limits on, at four times
+    the default rate and 600 sign-ups a minute: every page of a test module and the tests' own
+    calls come from one address, which shares one budget (a refused call is retried by the page,
+    but the browser logs the 429, and the tests fail on any console error)."""
     folder = tmp_path_factory.mktemp("web")
     server = WebServer(
-        ServerProcess(f"sqlite:///{folder / 'web.db'}", folder, "--rate-limit", "50")
+        ServerProcess(
+            f"sqlite:///{folder / 'web.db'}",
+            folder,
+            "--rate-limit",
+            "200",
+            "--signup-limit",
+            "600",
+        )
     )
     try:
         server.wait_ready()
