@@ -18,7 +18,7 @@ OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def call(server: WebServer, method: str, path: str, body: Any = None, token: str = "") -> Any:
-    """One API call; waits out a 429 (the server runs with its default rate limit)."""
+    """One API call; waits out a 429 (the server runs with its rate limits on)."""
     headers = {"Content-Type": "application/json", "Accept-Language": "en"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
