@@ -82,3 +82,20 @@ async def start_game(base: str) -> tuple[str, dict[str, str], str]:
         async with session.post(base + "/api/v1/games", json={"code": code}, headers=auth) as r:
             game_id = (await r.json())["id"]
     return game_id, auth, code
+
+
+def spawned_children(parent: int) -> list[int]:
+    """The processes that `parent` started with multiprocessing's spawn (server workers of
+    `--workers N`, solver workers), not its other helpers; none once `parent` is gone."""
+    try:
+        children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    except FileNotFoundError:
+        return []
+    found = []
+    for pid in map(int, children):
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except FileNotFoundError:
+            continue
+    return found

@@ -26,7 +26,7 @@ from aiohttp import WSMsgType
 
 from server.engine import DealCode, Game, parse_action
 from tests.names import unique_name
-from tests.process import ROOT, ServerProcess, free_port
+from tests.process import ROOT, ServerProcess, free_port, spawned_children
 
 CODE = "RU1-C-AAAAAFN"
 LIVE = "/api/v1/live"
@@ -310,17 +310,6 @@ async def test_sigterm_closes_sockets_with_1001_and_loses_no_answered_action(
 # ---------------------------------------------------------------- --workers 2
 
 
-def worker_pids(parent: int) -> list[int]:
-    """The server workers among the children of `parent` (not multiprocessing's helpers)."""
-    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-    found = []
-    for pid in map(int, children):
-        with contextlib.suppress(FileNotFoundError):
-            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
-    return found
-
-
 def gone(pid: int) -> bool:
     try:
         status = Path(f"/proc/{pid}/status").read_text()
@@ -342,7 +331,7 @@ async def test_workers_serve_on_one_port_and_stop_on_sigterm(
     try:
         await server.ready()
         deadline = time.monotonic() + 10
-        while len(workers := worker_pids(server.process.pid)) < 2:
+        while len(workers := spawned_children(server.process.pid)) < 2:
             assert time.monotonic() < deadline, workers
             await asyncio.sleep(0.1)
         assert len(workers) == 2
@@ -391,7 +380,7 @@ async def test_workers_serve_on_one_port_and_stop_on_sigterm(
             except aiohttp.ClientConnectionError:
                 pass
     finally:
-        leftovers = worker_pids(server.process.pid) if server.process.poll() is None else []
+        leftovers = spawned_children(server.process.pid) if server.process.poll() is None else []
         server.close()
         for pid in leftovers:  # only if the test failed half-way: the workers it started
             with contextlib.suppress(ProcessLookupError):

@@ -8,7 +8,6 @@ one line, never a traceback.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import shutil
@@ -25,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from server.metrics import MULTIPROC_DIR
 from server.run import metrics_directory
-from tests.process import ROOT, ServerProcess
+from tests.process import ROOT, ServerProcess, spawned_children
 
 REQUESTS = 40
 HEALTHZ = {"route": "/healthz", "method": "GET", "status": "200"}
@@ -53,16 +52,6 @@ async def fresh_get(base: str, path: str, headers: dict[str, str] | None = None)
         return await response.text()
 
 
-def worker_pids(parent: int) -> list[int]:
-    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-    found = []
-    for pid in map(int, children):
-        with contextlib.suppress(FileNotFoundError):
-            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
-    return found
-
-
 def environment_of(pid: int) -> dict[str, str]:
     pairs = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     return dict(pair.decode().split("=", 1) for pair in pairs if b"=" in pair)
@@ -88,7 +77,7 @@ async def test_one_scrape_adds_up_every_worker(database_url: str, tmp_path: Path
         if workers:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + STARTUP_S
-            while len(pids := worker_pids(server.process.pid)) < 2:
+            while len(pids := spawned_children(server.process.pid)) < 2:
                 assert loop.time() < deadline, pids
                 await asyncio.sleep(0.1)
         sent = 0

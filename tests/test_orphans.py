@@ -9,25 +9,9 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.process import ROOT, ServerProcess
+from tests.process import ROOT, ServerProcess, spawned_children
 
 GONE_S = 30.0
-
-
-def children(pid: int) -> list[int]:
-    """The processes that `pid` started with multiprocessing's spawn (workers of either kind)."""
-    try:
-        found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except FileNotFoundError:
-        return []
-    spawned = []
-    for child in map(int, found):
-        try:
-            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                spawned.append(child)
-        except FileNotFoundError:
-            continue
-    return spawned
 
 
 def alive(pid: int) -> bool:
@@ -48,7 +32,7 @@ async def until_gone(pids: list[int]) -> None:
 
 def descendants(pid: int) -> list[int]:
     """Every process spawned under `pid`, its workers' workers included."""
-    found = children(pid)
+    found = spawned_children(pid)
     for child in list(found):
         found += descendants(child)
     return found
@@ -64,8 +48,8 @@ async def test_a_killed_server_leaves_no_process_behind(database_url: str) -> No
         await server.ready()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + GONE_S
-        while workers and len(children(server.process.pid)) < 2:
-            assert loop.time() < deadline, children(server.process.pid)
+        while workers and len(spawned_children(server.process.pid)) < 2:
+            assert loop.time() < deadline, spawned_children(server.process.pid)
             await asyncio.sleep(0.1)
         async with aiohttp.ClientSession() as session:  # a verdict: a solver worker starts
             url = f"{server.base}/api/v1/deals/RU1-C-AAAAAFN/winnable"
