@@ -5,7 +5,7 @@ The repository keeps them at its top level; an installed server still needs them
 its database at start and serves `/openapi.yaml` and `/asyncapi.yaml`), so building the package
 (a wheel, `pip install .`, the Docker image) copies them into `server/_bundled/`. Nothing is
 committed twice: a source checkout and an editable install read the top-level files themselves
-(`server/resources.py` picks whichever is there). Everything else is in pyproject.toml.
+(`server/files.py` picks whichever is there). Everything else is in pyproject.toml.
 """
 
 from __future__ import annotations

@@ -98,9 +98,9 @@ from load import start as load_start
 from prometheus_client.parser import text_string_to_metric_families
 from races import machine_ticks, postgres_seconds
 
+from server.api.render import REPLAY_FORMAT, REPLAY_VERSION, deal_json
 from server.engine import DealCode, Game, Rule  # load puts ROOT on the path
-from server.service import verify_replay
-from server.views import REPLAY_FORMAT, REPLAY_VERSION, deal_json
+from server.services.games import verify_replay
 
 PLAYERS = int(os.environ.get("BENCH_PLAYERS", "32"))
 PACE = float(os.environ.get("BENCH_PACE", "5"))
@@ -118,7 +118,7 @@ WARM_ADDRESS = "127.0.0.3"
 FLOOD_TOKENS = 4
 DRAIN_MAX_S = 30.0
 MAX_ACTIONS = 5_000
-"""The longest replay the server verifies (server.domain.MAX_ACTIONS)."""
+"""The longest replay the server verifies (server.services.values.MAX_ACTIONS)."""
 HARD_CODES = (
     "RU1-R-AAAABOC",
     "RU1-R-AAAAABQ",

@@ -26,7 +26,7 @@ from sqlalchemy.dialects import postgresql
 
 from server.engine import DealCode, Game, Rule
 from server.engine.snapshot import dumps
-from server.store import boards
+from server.store import leaderboards as board_rows
 from server.store.db import migrate
 
 GAMES = int(os.environ.get("BENCH_GAMES", "1000000"))
@@ -59,7 +59,7 @@ async def fill(url: str) -> tuple[str, str]:
                 (
                     p,
                     f"player{i}",
-                    f"player{i}",  # the name's key (server.names.name_key): unique
+                    f"player{i}",  # the name's key (server.services.names.name_key): unique
                     uuid.uuid4().hex + uuid.uuid4().hex,
                     now - 400 * DAY,
                     True,
@@ -168,17 +168,23 @@ def sql_of(query: Any) -> str:
 
 async def plans(url: str, heavy: str) -> tuple[int, list[str]]:
     queries = {
-        "top_score": boards.board_query(boards.BoardQuery("classic", "score", False, limit=101)),
-        "top_time": boards.board_query(boards.BoardQuery("classic", "time", False, limit=101)),
-        "top_moves": boards.board_query(boards.BoardQuery("classic", "moves", False, limit=101)),
-        "deep_score": boards.board_query(
-            boards.BoardQuery("classic", "score", False, after=(-1200, 0, ""), limit=101)
+        "top_score": board_rows.board_query(
+            board_rows.BoardQuery("classic", "score", False, limit=101)
         ),
-        "deep_score_rank": boards.board_rank_query(
-            boards.BoardQuery("classic", "score", False, after=(-1200, 0, ""), limit=101)
+        "top_time": board_rows.board_query(
+            board_rows.BoardQuery("classic", "time", False, limit=101)
         ),
-        "deal_score": boards.board_query(
-            boards.BoardQuery("classic", "score", False, code=DEAL, limit=101)
+        "top_moves": board_rows.board_query(
+            board_rows.BoardQuery("classic", "moves", False, limit=101)
+        ),
+        "deep_score": board_rows.board_query(
+            board_rows.BoardQuery("classic", "score", False, after=(-1200, 0, ""), limit=101)
+        ),
+        "deep_score_rank": board_rows.board_rank_query(
+            board_rows.BoardQuery("classic", "score", False, after=(-1200, 0, ""), limit=101)
+        ),
+        "deal_score": board_rows.board_query(
+            board_rows.BoardQuery("classic", "score", False, code=DEAL, limit=101)
         ),
     }
     stats_sql = (

@@ -1,5 +1,5 @@
 """`python -m server`: serve the API on http://127.0.0.1:8080 with ./solitaire.db."""
 
-from server.run import main
+from server.serve import main
 
 main()

@@ -7,18 +7,21 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from server.api import boards, client, games, health, live, players, races, replays
-from server.api import metrics as api_metrics
-from server.api.middleware import BUDGET, RateBudget, setup_cors
+from server.api import docs, games, health, leaderboards, live, players, races, replays
+from server.api import monitoring as api_metrics
+from server.api import pages as client
+from server.api.cors import setup_cors
+from server.api.limits import BUDGET, RateBudget
 from server.api.problems import problem_middleware
-from server.boards import BoardService, Cursors
-from server.broker import make_broker
 from server.keys import BOARDS, BROKER, ENGINE, RACES, SERVICE, SETTINGS, SOLVER
-from server.races import RaceService
-from server.server_secrets import CURSOR_SECRET, load_server_secret
-from server.service import GameService
+from server.live import make_broker
+from server.services.cursors import Cursors
+from server.services.deals import SolverService, load_deal_secret
+from server.services.games import GameService
+from server.services.leaderboards import BoardService
+from server.services.races.lobby import RaceService
+from server.services.secrets import CURSOR_SECRET, load_server_secret
 from server.settings import Settings
-from server.solving import SolverService, load_deal_secret
 from server.store.commits import open_committer
 from server.store.db import make_engine, migrate_async, sessionmakers, snapshot_sessions
 
@@ -81,7 +84,7 @@ def create_app(settings: Settings) -> web.Application:
     app.cleanup_ctx.append(rate_budget)
     app.cleanup_ctx.append(database)
     api_metrics.setup(app)  # after `database`: it follows the engine's pool
-    for module in (health, players, games, replays, boards, races, client):
+    for module in (health, docs, players, games, replays, leaderboards, races, client):
         app.router.add_routes(module.routes)
     live.setup(app)
     setup_cors(app)  # last: on every /api/ route added above

@@ -5,12 +5,12 @@ from __future__ import annotations
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.boards import BoardService
-from server.broker import Broker
-from server.races import RaceService
-from server.service import GameService
+from server.live.broker import Broker
+from server.services.deals import SolverService
+from server.services.games import GameService
+from server.services.leaderboards import BoardService
+from server.services.races.lobby import RaceService
 from server.settings import Settings
-from server.solving import SolverService
 
 SETTINGS = web.AppKey("settings", Settings)
 ENGINE = web.AppKey("engine", AsyncEngine)

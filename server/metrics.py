@@ -8,7 +8,7 @@ short lower-case word is `other`. So a client can never grow the label set, and 
 holds a secret, a player or a raw path.
 
 With one process, the metrics live in this module's own registry. With `--workers N`, the
-parent sets `PROMETHEUS_MULTIPROC_DIR` before starting the workers (`server.run`), and
+parent sets `PROMETHEUS_MULTIPROC_DIR` before starting the workers (`server.serve`), and
 prometheus-client's multiprocess mode keeps each worker's figures in a file there; a scrape,
 whichever worker answers it, adds them up. Gauges say how (`livesum`: the sum over the workers
 that are alive). The metrics are made on first use, not at import.

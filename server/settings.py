@@ -57,7 +57,13 @@ class Settings:
 
     @property
     def is_sqlite(self) -> bool:
-        return self.async_database_url.startswith("sqlite")
+        return is_sqlite(self.database_url)
+
+
+def is_sqlite(url: str) -> bool:
+    """Whether a database URL names SQLite (else PostgreSQL): the one place that tells the
+    two backends apart; everything that differs between them asks this."""
+    return async_url(url).startswith("sqlite")
 
 
 def async_url(url: str) -> str:

@@ -113,7 +113,7 @@ def test_the_installed_package_is_the_one_imported(venv: Path, tmp_path: Path) -
     out = run(
         venv,
         "-c",
-        "import server, server.resources as r\n"
+        "import server, server.files as r\n"
         "print(server.__file__)\nprint(r.migrations_dir())\nprint(r.openapi_path())\n"
         "print(r.asyncapi_path())",
         cwd=tmp_path,

@@ -23,7 +23,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
 from server.metrics import MULTIPROC_DIR
-from server.run import metrics_directory
+from server.serve import metrics_directory
 from tests.process import ROOT, ServerProcess, spawned_children
 
 REQUESTS = 40

@@ -1,5 +1,5 @@
 """A server killed outright leaves no process behind: its solver workers and its `--workers N`
-server processes end with it (`server.lifetime`). Real processes, real signals."""
+server processes end with it (`server.services.workers`). Real processes, real signals."""
 
 from __future__ import annotations
 

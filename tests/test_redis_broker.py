@@ -1,4 +1,4 @@
-"""The Redis broker in one process (issue 14 item 8; `server.broker.RedisBroker`): a server app
+"""The Redis broker in one process (issue 14 item 8; `server.live.redis.RedisBroker`): a server app
 with `BROKER_URL` beside a second broker of its own, on a real Redis and a real database.
 
 Another process's broker is stood in for by a second `RedisBroker` in the test: it subscribes
@@ -18,8 +18,9 @@ import pytest
 from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient
 
-from server.broker import RedisBroker, make_broker
 from server.keys import BROKER
+from server.live import make_broker
+from server.live.redis import RedisBroker
 from server.settings import Settings
 from server.store.db import CHANNEL
 from tests.conftest import Api

@@ -15,7 +15,7 @@ Create Date: 2026-12-01
 - `daily_deals`: each day's deal per rule, stored when it is first drawn, so it never changes.
 - The boards' indexes: the global boards rank secret, non-daily deals only; `by=score` orders by
   the ranked score, a won game before an abandoned one at equal ranked score, as one descending
-  key `-(ranked_score * 2 + won)` (`server.store.boards.SCORE_KEY` is the same expression).
+  key `-(ranked_score * 2 + won)` (`server.store.leaderboards.SCORE_KEY` is the same expression).
 """
 
 from __future__ import annotations

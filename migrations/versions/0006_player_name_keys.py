@@ -4,7 +4,8 @@ Revision ID: 0006
 Revises: 0005
 Create Date: 2027-01-10
 
-- `players.name_key`: the name as two players may not share it (`server.names.name_key`: NFKC,
+- `players.name_key`: the name as two players may not share it
+  (`server.services.names.name_key`: NFKC,
   casefolded, without default-ignorable characters, runs of spaces made one), with a unique
   index. Players are never deleted, so every player holds their key for good.
 - Existing rows are filled here, oldest player first. Databases made before this revision may
@@ -14,8 +15,8 @@ Create Date: 2027-01-10
   They keep their names as they were.
 - PostgreSQL (14 and later): extended statistics `st_games_score_key` on the score board's key
   expression and `finished_ms`, so that the planner knows how many games a range of the index
-  holds: the rank after a cursor is counted in such ranges (`server.store.boards`), and without
-  them it took a count of a few entries for a scan of the whole table.
+  holds: the rank after a cursor is counted in such ranges (`server.store.leaderboards`), and
+  without them it took a count of a few entries for a scan of the whole table.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def _ignorable(char: str) -> bool:
 
 
 def name_key(name: str) -> str:
-    """`server.names.name_key` as of this revision (a test checks that they agree)."""
+    """`server.services.names.name_key` as of this revision (a test checks that they agree)."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
     kept = "".join(char for char in folded if not _ignorable(char))
     return " ".join(kept.split())

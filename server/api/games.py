@@ -6,23 +6,22 @@ from datetime import date
 
 from aiohttp import web
 
-from server.api.boards import query_of
-from server.api.common import (
-    authenticate,
-    client_of,
-    idempotency_key,
-    json_response,
-    path_id,
-    service,
-    viewer,
-)
+from server.api.access import authenticate, client_of, service, viewer
 from server.api.problems import invalid, read_json, validation_problem
-from server.api.schemas import ActionIn, MovesQueryIn, NewGameIn
-from server.domain import utc_day
+from server.api.render import action_json, game_json, json_response, moves_json, next_link
+from server.api.schemas import (
+    ActionIn,
+    LiveGamesQueryIn,
+    MovesQueryIn,
+    NewGameIn,
+    idempotency_key,
+    path_id,
+    query_of,
+)
 from server.engine import Card, DealCode, NotationError, Rule, place_text
-from server.errors import NotFound
-from server.keys import SOLVER
-from server.views import action_json, game_json, moves_json
+from server.keys import BOARDS, SOLVER
+from server.services.errors import NotFound
+from server.store.records import utc_day
 
 routes = web.RouteTableDef()
 
@@ -175,3 +174,18 @@ async def abandon(request: web.Request) -> web.Response:
     player = await authenticate(request)
     applied = await service(request).abandon(player, game_id)
     return json_response(game_json(applied.view))
+
+
+@routes.get("/api/v1/live/games")
+async def live_games(request: web.Request) -> web.Response:
+    """Games in play that anyone may watch, most recently active first, paged."""
+    q = query_of(request, LiveGamesQueryIn)
+    boards = request.app[BOARDS]
+    after = None
+    if q.after is not None:
+        active, game_id = boards.cursors.decode(q.after, "live", (int, str))
+        after = (active, game_id)
+    views, cursor = await boards.live_games(limit=q.limit, after=after)
+    next_cursor = boards.cursors.encode(list(cursor), "live") if cursor is not None else None
+    body = {"games": [game_json(view) for view in views], "next": next_cursor}
+    return json_response(body, headers=next_link(request, next_cursor))

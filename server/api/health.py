@@ -10,12 +10,8 @@ from sqlalchemy import text
 
 from server.api.problems import problem_response
 from server.keys import ENGINE
-from server.resources import asyncapi_path, openapi_path
 
 routes = web.RouteTableDef()
-
-OPENAPI = openapi_path()
-ASYNCAPI = asyncapi_path()
 
 
 @routes.get("/healthz")
@@ -38,17 +34,3 @@ async def readyz(request: web.Request) -> web.Response:
             headers={"Retry-After": "1"},
         )
     return web.json_response({"status": "ready"})
-
-
-@routes.get("/openapi.yaml")
-async def openapi(request: web.Request) -> web.Response:
-    return web.Response(
-        body=await asyncio.to_thread(OPENAPI.read_bytes), content_type="application/yaml"
-    )
-
-
-@routes.get("/asyncapi.yaml")
-async def asyncapi(request: web.Request) -> web.Response:
-    return web.Response(
-        body=await asyncio.to_thread(ASYNCAPI.read_bytes), content_type="application/yaml"
-    )

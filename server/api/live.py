@@ -20,8 +20,8 @@ from aiohttp import WSMsgType, web
 from pydantic import ValidationError
 
 from server import metrics
-from server.api.common import TOKEN_MAX, authenticate, idempotency_key, service
-from server.api.middleware import BUDGET
+from server.api.access import TOKEN_MAX, authenticate, service
+from server.api.limits import BUDGET
 from server.api.problems import (
     invalid,
     known_problem,
@@ -29,13 +29,14 @@ from server.api.problems import (
     validation_errors,
     validation_problem,
 )
-from server.api.schemas import ActionIn
-from server.domain import LoggedMove, Principal
+from server.api.render import action_json, game_json, race_json
+from server.api.schemas import ActionIn, idempotency_key
 from server.engine.messages import negotiate
-from server.errors import NotFound, Problem, Unauthorized
 from server.keys import BROKER, RACES
-from server.standings import RaceView
-from server.views import action_json, game_json, race_json
+from server.services.errors import NotFound, Problem, Unauthorized
+from server.services.races.standings import RaceView
+from server.services.values import Principal
+from server.store.records import LoggedMove
 
 log = logging.getLogger(__name__)
 

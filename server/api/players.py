@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
 from aiohttp import web
 
-from server.api.common import authenticate, json_response, path_id, service
-from server.api.problems import read_json
-from server.api.schemas import NewPlayerIn, SettingsIn
-from server.service import PlayerInfo
-from server.views import iso
+from server.api.access import authenticate, service, viewer
+from server.api.problems import read_json, validation_problem
+from server.api.render import game_json, iso, json_response, next_link, replay_json
+from server.api.schemas import GamesQueryIn, NewPlayerIn, SettingsIn, path_id, query_of
+from server.keys import BOARDS
+from server.services.games import PlayerInfo
+from server.store.games import GameFilter
+from server.store.records import utc_day
 
 routes = web.RouteTableDef()
 
@@ -49,3 +57,74 @@ async def patch_settings(request: web.Request) -> web.Response:
     principal = await authenticate(request)
     body = await read_json(request, SettingsIn)
     return _settings(await service(request).update_settings(principal, player_id, body.changes()))
+
+
+@routes.get("/api/v1/players/{id}/stats")
+async def stats(request: web.Request) -> web.Response:
+    player_id = path_id(request)
+    name, per_rule = await request.app[BOARDS].stats(player_id)
+    return json_response({"player": {"id": player_id, "name": name}, "rules": per_rule})
+
+
+async def _filter(request: web.Request, player_id: str, q: GamesQueryIn) -> GameFilter:
+    def ms(moment: datetime | None) -> int | None:
+        if moment is None:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return int(moment.timestamp() * 1000)
+
+    asker = await viewer(request)
+    others = asker is None or asker.id != player_id
+    return GameFilter(
+        player_id=player_id,
+        rule=q.rule.value if q.rule is not None else None,
+        status=q.statuses(),
+        since_ms=ms(q.since),
+        until_ms=ms(q.until),
+        hide_daily_from=utc_day(request.app[BOARDS].clock()) if others else None,
+    )
+
+
+@routes.get("/api/v1/players/{id}/games")
+async def player_games(request: web.Request) -> web.Response:
+    player_id = path_id(request)
+    q = query_of(request, GamesQueryIn)
+    f = await _filter(request, player_id, q)
+    page = await request.app[BOARDS].games(f, after=q.after, limit=q.limit)
+    body: dict[str, Any] = {
+        "games": [game_json(view) for view in page.games],
+        "next": page.next,
+    }
+    return json_response(body, headers=next_link(request, page.next))
+
+
+@routes.get("/api/v1/players/{id}/games/export")
+async def export(request: web.Request) -> web.StreamResponse:
+    """The player's finished games as NDJSON replays, streamed a chunk at a time."""
+    player_id = path_id(request)
+    q = query_of(request, GamesQueryIn)
+    paging = [name for name in ("limit", "after") if name in request.query]
+    if paging:
+        raise validation_problem(
+            [
+                {"field": name, "message": "the export has no pages: it streams every game"}
+                for name in paging
+            ]
+        )
+    f = await _filter(request, player_id, q)
+    finished = tuple(s for s in (f.status or ("won", "abandoned")) if s != "active")
+    f = replace(f, status=finished or ("none",))
+    games = await request.app[BOARDS].export(f)
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "application/x-ndjson",
+            "Content-Disposition": f'attachment; filename="games-{player_id}.ndjson"',
+        }
+    )
+    await response.prepare(request)
+    async for view, log in games:
+        line = json.dumps(replay_json(view, log), ensure_ascii=False) + "\n"
+        await response.write(line.encode())
+    await response.write_eof()
+    return response

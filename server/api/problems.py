@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from server.engine import IllegalMove, NotationError
 from server.engine.messages import negotiate, title
-from server.errors import InvalidInput, MalformedJson, Problem
+from server.services.errors import InvalidInput, MalformedJson, Problem
 from server.store.db import unavailable
 
 log = logging.getLogger(__name__)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from server.api.boards import next_link, query_of
-from server.api.common import authenticate, client_of, json_response, path_id
+from server.api.access import authenticate, client_of
 from server.api.problems import read_json
-from server.api.schemas import NewRaceIn, RaceBoardQueryIn, RacesQueryIn
+from server.api.render import json_response, next_link, race_json
+from server.api.schemas import NewRaceIn, RaceBoardQueryIn, RacesQueryIn, path_id, query_of
 from server.keys import BOARDS, RACES
 from server.store import races as store
-from server.views import race_json
 
 routes = web.RouteTableDef()
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from server.api.common import client_of, json_response, path_id, service, viewer
+from server.api.access import client_of, service, viewer
 from server.api.problems import invalid, read_json
-from server.api.schemas import ReplayIn
+from server.api.render import deal_json, json_response, replay_json
+from server.api.schemas import ReplayIn, path_id
 from server.engine import DealCode
 from server.keys import SOLVER
-from server.solving import SolverService
-from server.views import deal_json, replay_json
+from server.services.deals import SolverService
 
 routes = web.RouteTableDef()
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
+from aiohttp import web
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -12,15 +14,19 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StringConstraints,
+    ValidationError,
     field_validator,
     model_validator,
 )
 
-from server.domain import MAX_ACTIONS, MOVE_PAGE_MAX, ActionRequest
+from server.api.problems import invalid, validation_errors, validation_problem
 from server.engine import Card, DealCode, Rule, parse_place
-from server.names import checked_name
+from server.services.errors import NotFound
+from server.services.games import is_printable_ascii
+from server.services.names import checked_name
+from server.services.values import MAX_ACTIONS, MOVE_PAGE_MAX, ActionRequest
 
-# 256: a bound on what is read; the name's own limits apply once it is NFC (server.names).
+# 256: a bound on what is read; the name's own limits apply once it is NFC (server.services.names).
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256)]
 
 
@@ -34,7 +40,7 @@ class NewPlayerIn(Strict):
     @field_validator("name")
     @classmethod
     def valid_name(cls, value: str) -> str:
-        """NFC, visible, at most 32 characters (`server.names`)."""
+        """NFC, visible, at most 32 characters (`server.services.names`)."""
         return checked_name(value)
 
 
@@ -238,3 +244,37 @@ class MovesQueryIn(Strict):
 
     limit: int = Field(default=MOVE_PAGE_MAX, ge=1, le=MOVE_PAGE_MAX)
     after: int = Field(default=0, ge=0, le=MAX_ACTIONS)
+
+
+IDEMPOTENCY_KEY_MAX = 255
+
+
+def path_id(request: web.Request, name: str = "id") -> str:
+    """A resource id from the path; anything that is not a UUID names nothing (404)."""
+    raw = request.match_info[name]
+    try:
+        return str(uuid.UUID(raw))
+    except ValueError:
+        raise NotFound(f"There is no resource {raw!r}.") from None
+
+
+def idempotency_key(value: object, field: str) -> str | None:
+    """A request's idempotency key (the `Idempotency-Key` header, or the `idempotency_key` of a
+    WebSocket `act`): absent, or 1 to IDEMPOTENCY_KEY_MAX printable ASCII characters."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 1 <= len(value) <= IDEMPOTENCY_KEY_MAX:
+        raise invalid(field, f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
+    if not is_printable_ascii(value):
+        raise invalid(field, "must be printable ASCII characters")
+    return value
+
+
+Q = TypeVar("Q", bound=Strict)
+
+
+def query_of(request: web.Request, model: type[Q]) -> Q:
+    try:
+        return model.model_validate(dict(request.query))
+    except ValidationError as exc:
+        raise validation_problem(validation_errors(exc)) from None

@@ -34,10 +34,11 @@ from typing import Any, Protocol
 
 from sqlalchemy.engine import make_url
 
-from server.domain import GAME_FIELDS, STATE_FIELDS, Applied, GameRecord, GameView
 from server.engine.snapshot import loads
-from server.settings import async_url
+from server.services.values import Applied, GameView
+from server.settings import async_url, is_sqlite
 from server.store.db import CHANNEL, asyncpg_connect_args, configure_sqlite_connection
+from server.store.records import GAME_FIELDS, STATE_FIELDS, GameRecord
 
 
 class Outcome(enum.Enum):
@@ -254,6 +255,6 @@ class SqliteCommitter:
 
 async def open_committer(url: str) -> Committer:
     parsed = make_url(async_url(url))
-    if parsed.get_backend_name() == "sqlite":
+    if is_sqlite(url):
         return SqliteCommitter(parsed.database or ":memory:")
     return await PgCommitter.open(url)

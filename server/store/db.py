@@ -24,19 +24,19 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from server.resources import migrations_dir
-from server.settings import async_url
+from server.files import migrations_dir
+from server.settings import async_url, is_sqlite
 
 MIGRATIONS = migrations_dir()
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 CHANNEL = "solitaire_events"
-"""The PostgreSQL NOTIFY channel of game events (`server.broker`, `server.store.commits`)."""
+"""The PostgreSQL NOTIFY channel of game events (`server.live.postgres`, `server.store.commits`)."""
 
 
 def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     """An async engine for a user-facing database URL (sqlite:/// or postgresql://)."""
     full = async_url(url)
-    if full.startswith("sqlite"):
+    if is_sqlite(url):
         engine = create_async_engine(full, pool_size=pool_size, max_overflow=pool_size)
         _configure_sqlite(engine)
         return engine
@@ -97,7 +97,7 @@ def sessionmakers(
 def snapshot_sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     """Readers whose statements all see one moment: REPEATABLE READ on PostgreSQL (READ
     COMMITTED lets each statement see a later one); an SQLite read transaction already does."""
-    if engine.dialect.name == "postgresql":
+    if not is_sqlite(engine.url.render_as_string(hide_password=False)):
         engine = engine.execution_options(isolation_level="REPEATABLE READ")
     return async_sessionmaker(engine, expire_on_commit=False)
 

@@ -41,7 +41,7 @@ class Player(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     name: Mapped[str] = mapped_column(String(64))
     name_key: Mapped[str] = mapped_column(String(256))
-    """The name as two players may not share it (`server.names.name_key`): unique."""
+    """The name as two players may not share it (`server.services.names.name_key`): unique."""
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     double_click: Mapped[bool] = mapped_column(Boolean, default=True)

@@ -13,10 +13,9 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.domain import GameRecord
-from server.standings import RaceRecord, Seat
+from server.store.games import GAME_COLUMNS
 from server.store.models import GameRow, MoveRow, Player, Race, RacePlayer, Rating
-from server.store.queries import GAME_COLUMNS
+from server.store.records import GameRecord, RaceRecord, Seat
 
 RACE_COLUMNS = (
     Race.id,

@@ -17,8 +17,8 @@ from aiohttp.test_utils import TestClient
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-import server.solving
-from server.api.middleware import BUDGET, IN_FLIGHT_PER_ADDRESS
+import server.services.deals
+from server.api.limits import BUDGET, IN_FLIGHT_PER_ADDRESS
 from server.api.problems import known_problem
 from server.app import create_app
 from server.keys import ENGINE, SOLVER
@@ -81,7 +81,7 @@ async def test_a_verification_is_refused_before_its_body_is_read(
 ) -> None:
     """While the address has a costly request running, another one is refused although its
     body has not even arrived."""
-    monkeypatch.setattr(server.solving, "DEAL_NODES", 200_000)
+    monkeypatch.setattr(server.services.deals, "DEAL_NODES", 200_000)
     work = client.app[SOLVER].work
     slow = asyncio.ensure_future(client.get(f"/api/v1/deals/{SLOW_DEAL}/winnable"))
     await until(lambda: work.public.pending == 1)

@@ -25,7 +25,7 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
 from server.app import create_app
-from server.resources import asyncapi_path, openapi_path
+from server.files import asyncapi_path, openapi_path
 from server.settings import Settings
 from tests.api.boards_helpers import NOW, Clock
 from tests.api.helpers import Player, new_player

@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 from limits import RateLimitItemPerSecond
 
-from server.api.middleware import per_second
+from server.api.limits import per_second
 from tests.api.test_rate_budget import BUDGET, from_address, limited, rate_limited, too_many
 from tests.conftest import ClientFactory
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from server.api.client import NAME
+from server.api.pages import NAME
 
 WEB = Path(__file__).resolve().parents[2] / "server" / "web"
 

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-import server.service
-import server.solving
-from server.costly import PER_ADDRESS
-from server.domain import MAX_ACTIONS
+import server.services.deals
+import server.services.games
 from server.keys import SOLVER
+from server.services.values import MAX_ACTIONS
+from server.services.workers import PER_ADDRESS
 from tests.api.helpers import problem
 from tests.conftest import Api
 from tests.names import unique_name
@@ -33,7 +33,7 @@ GAMES = json.loads((Path(__file__).parent.parent / "data" / "games.json").read_t
 
 @pytest.fixture
 def slow_search(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(server.solving, "DEAL_NODES", 200_000)
+    monkeypatch.setattr(server.services.deals, "DEAL_NODES", 200_000)
     yield
 
 
@@ -116,8 +116,8 @@ async def test_players_signed_up_by_one_address_share_its_costly_requests(
 async def test_a_verdict_that_outlives_its_wait_is_stored_with_its_budget(
     client: TestClient[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server.solving, "DEAL_NODES", 15_000)
-    monkeypatch.setattr(server.solving, "CALL_SECONDS", 0.2)
+    monkeypatch.setattr(server.services.deals, "DEAL_NODES", 15_000)
+    monkeypatch.setattr(server.services.deals, "CALL_SECONDS", 0.2)
     work = client.app[SOLVER].work
     response = await verdict(client, SLOW_DEAL)
     await problem(response, 503)
@@ -162,7 +162,7 @@ async def test_a_replay_is_verified_in_a_worker(client: TestClient[Any, Any]) ->
 async def test_a_game_ends_abandoned_at_the_action_limit(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server.service, "MAX_ACTIONS", 6)
+    monkeypatch.setattr(server.services.games, "MAX_ACTIONS", 6)
     won = GAMES[0]
     _, auth = await api.player(unique_name("long"))
     game = await api.game(auth, code=won["code"])

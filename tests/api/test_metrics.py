@@ -25,7 +25,7 @@ from sqlalchemy import text
 
 from server.app import create_app
 from server.keys import ENGINE
-from server.run import JsonFormatter, OneLineRefusals, RequestIdFilter, TextFormatter
+from server.serve import JsonFormatter, OneLineRefusals, RequestIdFilter, TextFormatter
 from server.settings import Settings
 from tests.conftest import Api, ClientFactory
 
@@ -318,7 +318,7 @@ async def test_a_hint_is_timed_and_leaves_the_solver_queue_empty(
     response = await client.get(f"/api/v1/games/{game['id']}/hint", headers=auth)
     assert response.status == 200, await response.text()
     after = await scrape(client)
-    # Hints run in the play lane of the costly work (server/costly.py).
+    # Hints run in the play lane of the costly work (server/services/workers.py).
     assert moved(before, after, "solitaire_solver_seconds_count", kind="play") == 1
     assert moved(before, after, "solitaire_solver_seconds_bucket", kind="play", le="+Inf") == 1
     assert after[("solitaire_solver_queue_length", labels(kind="play"))] == 0

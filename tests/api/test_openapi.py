@@ -173,7 +173,7 @@ def operation(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
     return found[0]
 
 
-# The reads that take an optional token (`viewer` in server/api/common.py): a bad one is 401.
+# The reads that take an optional token (`viewer` in server/api/access.py): a bad one is 401.
 # The reads of a game also answer 403 for a game of today's daily deal (`check_visible`).
 GAME_READS = ["getGame", "getMoveLog", "getTargets", "getReplay"]
 OPTIONAL_TOKEN = [*GAME_READS, "listPlayerGames", "exportPlayerGames"]

@@ -2,7 +2,7 @@
 charged to its address and to its player (else to its address as anonymous), sign-ups have
 their own per-address limit, open sockets are capped per player and per address, and requests
 with bytes that are no token, key or id of ours are charged like any other and answered with a
-problem, never a 500. Budgets are in `server/api/middleware.py`; these tests use a budget of a
+problem, never a 500. Budgets are in `server/api/limits.py`; these tests use a budget of a
 few requests in a window of seconds, so that a short burst spends one."""
 
 from __future__ import annotations
@@ -17,11 +17,7 @@ import pytest
 from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient
 
-from server.api.middleware import (
-    ADDRESS_FACTOR,
-    SOCKETS_PER_ADDRESS,
-    SOCKETS_PER_PLAYER,
-)
+from server.api.limits import ADDRESS_FACTOR, SOCKETS_PER_ADDRESS, SOCKETS_PER_PLAYER
 from server.app import create_app
 from server.settings import DEFAULT_SIGNUP_LIMIT, Settings
 from tests.api.helpers import Player, problem, raw

@@ -121,7 +121,7 @@ def test_the_certify_command_stores_verdicts(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "server.solve",
+            "server.tools.certify",
             "--start",
             "100",
             "--count",

@@ -14,7 +14,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 
 from server.app import create_app
-from server.names import name_key
+from server.services.names import name_key
 from server.settings import Settings
 from server.store.db import downgrade, make_engine, migrate
 from server.store.models import Player

@@ -36,17 +36,19 @@ from typing import Any
 from openskill.models import PlackettLuce
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from server.broker import Broker
-from server.costly import Client
-from server.domain import Applied, Clock, GameRecord, Principal, wall_clock_ms
 from server.engine import DealCode, Game, Rule
 from server.engine.snapshot import dumps, loads
-from server.errors import Forbidden, NotFound, RaceConflict
-from server.service import GameService
-from server.standings import RaceRecord, RaceView, Seat
-from server.store import queries
+from server.live.broker import Broker
+from server.services.errors import Forbidden, NotFound, RaceConflict
+from server.services.games import GameService
+from server.services.races.standings import RaceView
+from server.services.values import Applied, Clock, Principal, wall_clock_ms
+from server.services.workers import Client
+from server.store import games as game_rows
+from server.store import players as player_rows
 from server.store import races as store
 from server.store.models import Rating
+from server.store.records import GameRecord, RaceRecord, Seat
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +116,7 @@ class RaceService:
         seats = await store.seats(session, race_id)
         games = await store.race_games(session, race_id) if found.starts_ms is not None else []
         last = await store.last_actions(session, [g.id for g in games])
-        creator = await queries.player_by_id(session, found.creator_id)
+        creator = await player_rows.player_by_id(session, found.creator_id)
         name = creator.name if creator is not None else ""
         return RaceView(found, seats, games, last, self.clock(), name)
 
@@ -243,7 +245,7 @@ class RaceService:
         snapshot = dumps(Game.deal(code))
         for seat in await store.seats(session, race.id):
             game_id = str(uuid.uuid4())
-            await queries.insert_game(
+            await game_rows.insert_game(
                 session,
                 id=game_id,
                 player_id=seat.player_id,
@@ -339,7 +341,7 @@ class RaceService:
                     "timed_out": True,
                     "active_ms": now,
                 }
-            await queries.update_game_row(session, game.id, **changes)
+            await game_rows.update_game_row(session, game.id, **changes)
             finished.append(game)
         games = await store.race_games(session, race.id)
         seats = await store.seats(session, race.id)

@@ -13,11 +13,6 @@ carries no rank: the rank of the rows after it is counted in the database.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import hmac
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -25,12 +20,16 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from server.domain import Clock, GameView, code_revealed, utc_day, wall_clock_ms
 from server.engine.snapshot import loads
-from server.errors import InvalidInput, NotFound
-from server.store import boards as store
-from server.store import queries
+from server.services.cursors import Cursors, fingerprint
+from server.services.errors import NotFound
+from server.services.values import Clock, GameView, wall_clock_ms
+from server.store import deals as deal_rows
+from server.store import games as game_rows
+from server.store import leaderboards as board_rows
+from server.store import players as player_rows
 from server.store import races as race_store
+from server.store.records import code_revealed, utc_day
 
 PERIODS = ("day", "week", "month", "all")
 RACE_MU = 25.0
@@ -38,7 +37,6 @@ RACE_SIGMA = 25.0 / 3
 """The OpenSkill rating of a player who has not raced yet (the package's defaults)."""
 BOARD_KINDS = ("score", "time", "moves")
 EXPORT_CHUNK = 100
-CURSOR_INT = 2**53  # integers in a cursor stay far inside every database's 64-bit range
 
 
 def period_start(period: str, now_ms: int) -> int | None:
@@ -59,78 +57,9 @@ def day_end(day: str) -> int:
     return int((start + timedelta(days=1)).timestamp() * 1000)
 
 
-def bad_cursor() -> InvalidInput:
-    return InvalidInput(
-        "The cursor 'after' is not one this board gave out.",
-        errors=[{"field": "after", "message": "invalid cursor"}],
-    )
-
-
-def _b64encode(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _b64decode(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-class Cursors:
-    """Makes and checks the signed cursors of every paged list.
-
-    A cursor is base64url (unpadded) of `{"v": values, "b": list, "s": signature}`, where the
-    signature is base64url of HMAC-SHA256(key, list + "\n" + the values as compact JSON).
-    """
-
-    def __init__(self, key: bytes) -> None:
-        if len(key) < 16:
-            raise ValueError("the cursor key is too short")
-        self._key = key
-
-    def _sign(self, values: list[Any], board: str) -> str:
-        message = board.encode() + b"\n" + json.dumps(values, separators=(",", ":")).encode()
-        return _b64encode(hmac.new(self._key, message, hashlib.sha256).digest())
-
-    def encode(self, values: list[Any], board: str) -> str:
-        body = {"v": values, "b": board, "s": self._sign(values, board)}
-        return _b64encode(json.dumps(body, separators=(",", ":")).encode())
-
-    def decode(self, cursor: str, board: str, types: tuple[type, ...]) -> list[Any]:
-        """The values of a cursor this server made for the same list, or InvalidInput."""
-        try:
-            data = json.loads(_b64decode(cursor))
-            values = data["v"]
-            signature = data["s"]
-            ok = (
-                isinstance(data, dict)
-                and set(data) == {"v", "b", "s"}
-                and data["b"] == board
-                and isinstance(signature, str)
-                and isinstance(values, list)
-                and hmac.compare_digest(signature.encode(), self._sign(values, board).encode())
-                and len(values) == len(types)
-                and all(
-                    isinstance(v, t)
-                    and not isinstance(v, bool)
-                    and (not isinstance(v, int) or -CURSOR_INT <= v <= CURSOR_INT)
-                    and (not isinstance(v, float) or -CURSOR_INT <= v <= CURSOR_INT)
-                    and (not isinstance(v, str) or len(v) <= 64)
-                    for v, t in zip(values, types, strict=True)
-                )
-            )
-        except (ValueError, KeyError, TypeError, binascii.Error, RecursionError):
-            ok = False
-        if not ok:
-            raise bad_cursor()
-        return list(values)
-
-
-def fingerprint(*parts: object) -> str:
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
-
-
 @dataclass(frozen=True, slots=True)
 class BoardPage:
-    rows: list[tuple[int, store.BoardRow]]
+    rows: list[tuple[int, board_rows.BoardRow]]
     next: str | None
     now_ms: int
     code: str | None
@@ -173,7 +102,7 @@ class BoardService:
         if daily is not None:
             # The daily board: the day's deal of the rule, games finished within the day.
             async with self.readers.begin() as session:
-                code = await queries.daily_deal(session, daily, rule)
+                code = await deal_rows.daily_deal(session, daily, rule)
             shown = code if code_revealed(True, daily, "won", now) else None
             until = day_end(daily)
         position: tuple[int, int, str] | None = None
@@ -182,7 +111,7 @@ class BoardService:
             position = (key, finished, game_id)
         if daily is not None and code is None:  # no deal was drawn that day
             return BoardPage([], None, now, None)
-        query = store.BoardQuery(
+        query = board_rows.BoardQuery(
             rule=rule,
             by=by,
             assisted=assisted,
@@ -194,10 +123,10 @@ class BoardService:
             limit=limit + 1,
         )
         async with self.readers.begin() as session:
-            rows = await store.board(session, query)
+            rows = await board_rows.board(session, query)
             # The rank is counted here, never taken from the client: the entries up to the
             # cursor's position, read from the board's index.
-            rank = await store.board_rank(session, query) if rows and position else 0
+            rank = await board_rows.board_rank(session, query) if rows and position else 0
         more = len(rows) > limit
         rows = rows[:limit]
         ranked = [(rank + i + 1, row) for i, row in enumerate(rows)]
@@ -211,10 +140,10 @@ class BoardService:
 
     async def stats(self, player_id: str) -> tuple[str, dict[str, dict[str, Any]]]:
         async with self.readers.begin() as session:
-            player = await queries.player_by_id(session, player_id)
+            player = await player_rows.player_by_id(session, player_id)
             if player is None:
                 raise NotFound(f"There is no player {player_id!r}.")
-            games = await store.finished_games(session, player_id)
+            games = await game_rows.finished_games(session, player_id)
             ratings = {
                 rule: await race_store.rating_of(session, player_id, rule)
                 for rule in ("classic", "relaxed")
@@ -244,7 +173,7 @@ class BoardService:
         before their day ends, not race games before their race ends."""
         now = self.clock()
         async with self.readers.begin() as session:
-            rows = await store.live_games(session, utc_day(now), limit=limit + 1, after=after)
+            rows = await game_rows.live_games(session, utc_day(now), limit=limit + 1, after=after)
         more = len(rows) > limit
         rows = rows[:limit]
         views = [GameView(row, name, loads(row.snapshot), now) for row, name in rows]
@@ -254,17 +183,17 @@ class BoardService:
             cursor = (last.active_ms or 0, last.id)
         return views, cursor
 
-    async def games(self, f: store.GameFilter, *, after: str | None, limit: int) -> GamesPage:
+    async def games(self, f: game_rows.GameFilter, *, after: str | None, limit: int) -> GamesPage:
         board = fingerprint("games", f)
         position = None
         if after is not None:
             created, game_id = self.cursors.decode(after, board, (int, str))
             position = (created, game_id)
         async with self.readers.begin() as session:
-            player = await queries.player_by_id(session, f.player_id)
+            player = await player_rows.player_by_id(session, f.player_id)
             if player is None:
                 raise NotFound(f"There is no player {f.player_id!r}.")
-            rows = await store.player_games(session, f, after=position, limit=limit + 1)
+            rows = await game_rows.player_games(session, f, after=position, limit=limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
         now = self.clock()
@@ -274,27 +203,27 @@ class BoardService:
             next_cursor = self.cursors.encode([rows[-1].created_ms, rows[-1].id], board)
         return GamesPage(views, next_cursor)
 
-    async def export(self, f: store.GameFilter) -> AsyncIterator[tuple[GameView, list[Any]]]:
+    async def export(self, f: game_rows.GameFilter) -> AsyncIterator[tuple[GameView, list[Any]]]:
         """The player's finished games, oldest first, with their move logs, a chunk at a time
         (never all in memory)."""
         async with self.readers.begin() as session:
-            player = await queries.player_by_id(session, f.player_id)
+            player = await player_rows.player_by_id(session, f.player_id)
             if player is None:
                 raise NotFound(f"There is no player {f.player_id!r}.")
             name = player.name
         return self._export(f, name)
 
     async def _export(
-        self, f: store.GameFilter, name: str
+        self, f: game_rows.GameFilter, name: str
     ) -> AsyncIterator[tuple[GameView, list[Any]]]:
         position: tuple[int, str] | None = None
         now = self.clock()
         while True:
             async with self.readers.begin() as session:
-                rows = await store.player_games(
+                rows = await game_rows.player_games(
                     session, f, after=position, limit=EXPORT_CHUNK, newest_first=False
                 )
-                logs = await store.move_logs(session, [r.id for r in rows])
+                logs = await game_rows.move_logs(session, [r.id for r in rows])
             for row in rows:
                 view = GameView(row, name, loads(row.snapshot), now)
                 yield view, logs[row.id]
@@ -303,7 +232,7 @@ class BoardService:
             position = (rows[-1].created_ms, rows[-1].id)
 
 
-def rule_stats(games: list[store.FinishedGame], today: Any) -> dict[str, Any]:
+def rule_stats(games: list[game_rows.FinishedGame], today: Any) -> dict[str, Any]:
     """Statistics of one rule from a player's finished games in finishing order."""
     won = [g for g in games if g.status == "won"]
     streak = longest = 0

@@ -4,8 +4,9 @@ Every process and replica that shares the database reads the same value: the fir
 that asks for a secret generates and stores it; when several start at once, the first stored
 wins and all of them read it. Known secrets:
 
-- `deal_secret`: the seeds of the daily deals (`server.solving`), unless `DEAL_SECRET` is set;
-- `cursor_secret`: the HMAC-SHA256 key that signs the paging cursors (`server.boards`).
+- `deal_secret`: the seeds of the daily deals (`server.services.deals`), unless `DEAL_SECRET`
+  is set;
+- `cursor_secret`: the HMAC-SHA256 key that signs the paging cursors (`server.services.cursors`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import secrets
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from server.domain import Clock, wall_clock_ms
-from server.store import queries
+from server.services.values import Clock, wall_clock_ms
+from server.store import secrets as secret_rows
 
 DEAL_SECRET = "deal_secret"
 CURSOR_SECRET = "cursor_secret"
@@ -30,10 +31,10 @@ async def load_server_secret(
     for _ in range(3):
         try:
             async with writers.begin() as session:
-                value = await queries.server_secret(session, name)
+                value = await secret_rows.server_secret(session, name)
                 if value is None:
                     value = secrets.token_hex(32)
-                    await queries.insert_server_secret(session, name, value, clock())
+                    await secret_rows.insert_server_secret(session, name, value, clock())
             return value.encode()
         except IntegrityError:
             continue  # stored by another process meanwhile: read it

@@ -1,25 +1,11 @@
-"""Costly work off the event loop, bounded and fair: the solver and replay verification run in
-worker processes (issue 14).
+"""Child processes that end with their parent.
 
-Two lanes, each with its own worker process(es) and a bounded queue:
-
-- `play`: work on a player's own games: hints, certifying winnable-only deals (new games and
-  races) and drawing the daily deal;
-- `public`: work that anyone may ask for without playing: a deal's verdict, a replay's
-  verification.
-
-Anonymous work never shares a worker with a player's hint, so a flood of verdicts cannot starve
-the players. A lane holds at most `workers + queue` jobs, running or waiting; one more is refused
-at once with `503` and `Retry-After` (`WorkBusy`). A client (its player, else its address) has one
-costly request in flight at a time in a process, over both lanes, and an address at most
-`PER_ADDRESS` whatever players it signed up; one more at the same time is refused with `429`
-(`OneAtATime`). Every job is bounded by its own node or action budget, sized to
-end well within `JOB_SECONDS` on a slow core; a caller waits at most its own time limit, and a job
-it gave up on still finishes in its worker (a deal's search is followed to its end and its verdict
-stored, so the same request is then answered from the store: `server.solving`).
-
-Processes are spawned (not forked) on first use, so that a worker never inherits the server's
-event loop, sockets or database connections.
+A server's solver workers and `--workers N` server processes are children of one process. When
+that process ends without stopping them (killed with SIGKILL, or crashed), they would live on as
+orphans: solver workers idle for ever on their queue (each holds its end of the queue's pipe, so
+it never reads end-of-file), server workers still holding the port and database connections.
+`exit_with_parent` ends a child once its parent is gone: POSIX re-parents an orphan, so its
+parent id changes.
 """
 
 from __future__ import annotations
@@ -28,6 +14,7 @@ import asyncio
 import contextlib
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -36,8 +23,29 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from server import metrics
-from server.errors import Problem
-from server.lifetime import start_worker
+from server.services.errors import Problem
+
+CHECK_S = 1.0
+
+
+def exit_with_parent(parent: int) -> None:
+    """Ends this process (without clean-up: there is nobody left to answer) within CHECK_S of
+    `parent` ending; the check runs in a daemon thread."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(CHECK_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def start_worker(niceness: int, parent: int) -> None:
+    """The initializer of a solver worker: a lower priority than the server's, and an end with
+    the server's process."""
+    os.nice(niceness)
+    exit_with_parent(parent)
+
 
 T = TypeVar("T")
 
@@ -47,7 +55,8 @@ PER_ADDRESS = 2
 """Costly requests of one address in flight at once, whatever players it signed up: well under
 a lane's room, so that no address can fill one."""
 JOB_SECONDS = 20.0
-"""The longest a job may take on a slow core; node budgets are sized from it (server.solving)."""
+"""The longest a job may take on a slow core; node budgets are sized from it
+(`server.services.deals`)."""
 RETRY_AFTER = "5"
 WORKER_NICENESS = 10
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from server.errors import NotFound
+from server.services.errors import NotFound
 
 routes = web.RouteTableDef()
 

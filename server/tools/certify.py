@@ -1,6 +1,6 @@
-"""`python -m server.solve`: certify a range of seeds with the solver, for a pool of deals.
+"""`python -m server.tools.certify`: certify a range of seeds with the solver, for a pool of deals.
 
-    python -m server.solve --rule classic --start 0 --count 10000 [--no-take-backs]
+    python -m server.tools.certify --rule classic --start 0 --count 10000 [--no-take-backs]
                            [--max-nodes 300000] [--workers 2] [--database-url URL]
 
 Shows a progress bar on a terminal (a line every 10% otherwise), prints a summary with the
@@ -21,6 +21,7 @@ from collections import Counter
 from server.engine import DealCode, Rule
 from server.engine.codes import SEED_LIMIT
 from server.engine.solver import solve_deal
+from server.store import deals as deal_rows
 
 
 def certify(job: tuple[str, bool, int]) -> tuple[str, str, int]:
@@ -58,7 +59,6 @@ def progress(done: int, total: int, counts: Counter[str], started: float, tty: b
 async def store(url: str, rows: list[tuple[str, str, int]], take_backs: bool) -> None:
     from sqlalchemy.exc import IntegrityError
 
-    from server.store import queries
     from server.store.db import make_engine, migrate_async, sessionmakers
 
     await migrate_async(url)
@@ -69,7 +69,9 @@ async def store(url: str, rows: list[tuple[str, str, int]], take_backs: bool) ->
         for code, status, nodes in rows:
             try:
                 async with writers.begin() as session:
-                    await queries.insert_deal_verdict(session, code, take_backs, status, nodes, now)
+                    await deal_rows.insert_deal_verdict(
+                        session, code, take_backs, status, nodes, now
+                    )
             except IntegrityError:
                 pass  # already certified
     finally:
@@ -78,7 +80,7 @@ async def store(url: str, rows: list[tuple[str, str, int]], take_backs: bool) ->
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m server.solve",
+        prog="python -m server.tools.certify",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -57,7 +57,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import aiohttp_cors
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 from limits import RateLimitItem, RateLimitItemPerMinute, RateLimitItemPerSecond
@@ -67,18 +66,13 @@ from limits.errors import StorageError
 from redis.asyncio import ConnectionPool
 
 from server import metrics
-from server.api.common import bearer_token, client_address
+from server.api.access import bearer_token, client_address
 from server.api.problems import Handler, problem_response
 from server.keys import SERVICE
-from server.service import is_printable_ascii
+from server.services.games import is_printable_ascii
 from server.settings import DEFAULT_SIGNUP_LIMIT, REDIS_SCHEMES, SettingsError
 
 log = logging.getLogger(__name__)
-
-ALLOWED_HEADERS = ("Authorization", "Content-Type", "Idempotency-Key", "Accept-Language")
-EXPOSED_HEADERS = ("Location", "Retry-After", "Link", "Content-Language", "Idempotent-Replayed")
-ALLOWED_METHODS = ("GET", "POST", "PATCH")
-CORS_MAX_AGE_S = 86400
 
 ADDRESS_FACTOR = 4
 """An address may send this many times a client's budget (players behind one NAT)."""
@@ -381,26 +375,3 @@ class SocketCaps:
             counts[key] = left
         else:
             counts.pop(key, None)
-
-
-def setup_cors(app: web.Application) -> None:
-    """CORS on every `/api/` resource of `app` (call it once every route is added)."""
-    # (A mapping would do, but aiohttp-cors 0.8 refuses `allow_methods` in one; its
-    # ResourceOptions has no annotations.)
-    options = aiohttp_cors.ResourceOptions(  # type: ignore[no-untyped-call]
-        allow_credentials=False,
-        expose_headers=EXPOSED_HEADERS,
-        allow_headers=ALLOWED_HEADERS,
-        allow_methods=ALLOWED_METHODS,
-        max_age=CORS_MAX_AGE_S,
-    )
-    cors = aiohttp_cors.setup(app, defaults={"*": options})
-    for resource in list(app.router.resources()):
-        if resource.canonical.startswith("/api/"):
-            cors.add(resource)
-    app.on_response_prepare.append(_vary_on_origin)
-
-
-async def _vary_on_origin(request: web.Request, response: web.StreamResponse) -> None:
-    if request.path.startswith("/api/") and "Origin" not in response.headers.getall("Vary", []):
-        response.headers.add("Vary", "Origin")

@@ -1,7 +1,7 @@
 """The use-cases: each loads what it needs, asks the engine, and commits one change.
 
 Handlers in `server.api` parse and authenticate, call one of these, and render the value it
-returns (`server.views`); the service itself builds no JSON.
+returns (`server.api.render`); the service itself builds no JSON.
 
 Every change to a game (an action, an abandonment, a hint marking it assisted) takes one path,
 `GameService._change`: the game comes from this process's cache (or is loaded once), the engine
@@ -25,19 +25,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server import metrics
-from server.broker import Broker, LocalBroker
-from server.domain import (
-    MAX_ACTIONS,
-    ActionRequest,
-    Applied,
-    Clock,
-    GameRecord,
-    GameView,
-    LoggedMove,
-    Principal,
-    utc_day,
-    wall_clock_ms,
-)
 from server.engine import (
     UNDO,
     Action,
@@ -51,7 +38,8 @@ from server.engine import (
     replay,
 )
 from server.engine.snapshot import dumps, loads
-from server.errors import (
+from server.live.broker import Broker, LocalBroker
+from server.services.errors import (
     Busy,
     Forbidden,
     IdempotencyKeyReused,
@@ -60,8 +48,18 @@ from server.errors import (
     Unauthorized,
     VersionConflict,
 )
-from server.names import NameTaken, name_key
-from server.store import queries
+from server.services.names import NameTaken, name_key
+from server.services.values import (
+    MAX_ACTIONS,
+    ActionRequest,
+    Applied,
+    Clock,
+    GameView,
+    Principal,
+    wall_clock_ms,
+)
+from server.store import games as game_rows
+from server.store import players as player_rows
 from server.store.commits import (
     Committer,
     GameCommit,
@@ -71,6 +69,7 @@ from server.store.commits import (
     encode_answer,
 )
 from server.store.models import Player
+from server.store.records import GameRecord, LoggedMove, utc_day
 
 log = logging.getLogger(__name__)
 
@@ -193,13 +192,13 @@ class GameService:
     # ---------------------------------------------------------------- players
 
     async def create_player(self, name: str) -> NewPlayer:
-        """A new player; `name` is already checked (`server.names.checked_name`). No two
+        """A new player; `name` is already checked (`server.services.names.checked_name`). No two
         players share a name's key: NameTaken (409) if another has it."""
         token = secrets.token_urlsafe(32)
         player_id = str(uuid.uuid4())
         try:
             async with self.writers.begin() as session:
-                await queries.insert_player(
+                await player_rows.insert_player(
                     session,
                     id=player_id,
                     name=name,
@@ -234,7 +233,7 @@ class GameService:
         if token_hash in self._unknown:
             raise Unauthorized("The bearer token is not valid.")
         async with self.readers.begin() as session:
-            found = await queries.player_by_token_hash(session, token_hash)
+            found = await player_rows.player_by_token_hash(session, token_hash)
         if found is None:
             # Made-up tokens are not looked up again (a token is known to its client only once
             # its player is stored, so one that is unknown now stays unknown).
@@ -250,7 +249,7 @@ class GameService:
 
     async def get_player(self, player_id: str) -> PlayerInfo:
         async with self.readers.begin() as session:
-            player = await queries.player_by_id(session, player_id)
+            player = await player_rows.player_by_id(session, player_id)
             if player is None:
                 raise NotFound(f"There is no player {player_id!r}.")
             return PlayerInfo.of(player)
@@ -263,8 +262,8 @@ class GameService:
             raise Forbidden("Only the player may read or change their settings.")
         async with (self.writers if changes else self.readers).begin() as session:
             if changes:
-                await queries.update_player(session, player_id, **changes)
-            player = await queries.player_by_id(session, player_id)
+                await player_rows.update_player(session, player_id, **changes)
+            player = await player_rows.player_by_id(session, player_id)
             assert player is not None
             return PlayerInfo.of(player)
 
@@ -313,13 +312,13 @@ class GameService:
         }
         try:
             async with self.writers.begin() as session:
-                await queries.insert_game(session, **values)
+                await game_rows.insert_game(session, **values)
         except IntegrityError:
             if daily is None:
                 raise
             values["practice"] = True  # the player's ranked attempt of the day exists
             async with self.writers.begin() as session:
-                await queries.insert_game(session, **values)
+                await game_rows.insert_game(session, **values)
         view = GameView(GameRecord(**values), player.name, game, now)  # type: ignore[arg-type]
         self.cache.put(view)
         return view
@@ -336,7 +335,7 @@ class GameService:
         async with self.readers.begin() as session:
             view = await self._load(session, game_id)
             self.check_visible(view, viewer)
-            return view, await queries.move_log(session, game_id, view.row.version)
+            return view, await game_rows.move_log(session, game_id, view.row.version)
 
     async def missed(
         self, game_id: str, viewer: Principal | None, since: int | None, most: int
@@ -350,8 +349,8 @@ class GameService:
             version = view.row.version
             if since is None or not 0 <= version - since <= most:
                 return view, []
-            log = await queries.move_log(session, game_id, since, after=0, limit=None, last=1)
-            log += await queries.move_log(session, game_id, version, after=since)
+            log = await game_rows.move_log(session, game_id, since, after=0, limit=None, last=1)
+            log += await game_rows.move_log(session, game_id, version, after=since)
         return view, log
 
     async def move_page(
@@ -362,7 +361,7 @@ class GameService:
         async with self.readers.begin() as session:
             view = await self._load(session, game_id)
             self.check_visible(view, viewer)
-            log = await queries.move_log(
+            log = await game_rows.move_log(
                 session, game_id, view.row.version, after=after, limit=limit + 1
             )
         return view, log[:limit], len(log) > limit
@@ -541,7 +540,7 @@ class GameService:
     async def _stored(self, player: Principal, key: str, fingerprint: str) -> Applied | None:
         """The stored answer of the player's earlier request with this key, if there is one."""
         async with self.readers.begin() as session:
-            found = await queries.idempotency_answer(session, player.id, key)
+            found = await game_rows.idempotency_answer(session, player.id, key)
         if found is None:
             return None
         stored_fingerprint, answer = found
@@ -556,7 +555,7 @@ class GameService:
             return await self._load(session, game_id)
 
     async def _load(self, session: AsyncSession, game_id: str) -> GameView:
-        found = await queries.load_game(session, game_id)
+        found = await game_rows.load_game(session, game_id)
         if found is None:
             raise NotFound(f"There is no game {game_id!r}.")
         row, name = found

@@ -8,38 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from server.domain import GameRecord
 from server.engine.snapshot import foundation_cards
-
-
-@dataclass(frozen=True, slots=True)
-class RaceRecord:
-    id: str
-    rule: str
-    status: str
-    seats: int
-    public: bool
-    winnable: bool
-    time_limit_s: int
-    creator_id: str
-    code: str
-    created_ms: int
-    starts_ms: int | None
-    ended_ms: int | None
-    version: int
-
-
-@dataclass(frozen=True, slots=True)
-class Seat:
-    player_id: str
-    name: str
-    seat: int
-    game_id: str | None
-    place: int | None
-    mu_before: float | None
-    sigma_before: float | None
-    mu_after: float | None
-    sigma_after: float | None
+from server.store.records import GameRecord, RaceRecord, Seat
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from server.engine import Card, Game
+from server.store.records import GameRecord
 
 MAX_ACTIONS = 5_000
 """The longest game: the change that brings a game to this version ends it as abandoned (if it
@@ -29,82 +30,12 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def utc_day(ms: int) -> str:
-    """The UTC date of a time in milliseconds, as YYYY-MM-DD."""
-    return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))
-
-
 @dataclass(frozen=True, slots=True)
 class Principal:
     """The authenticated player of a request."""
 
     id: str
     name: str
-
-
-def code_revealed(secret_deal: bool, daily: str | None, status: str, now_ms: int) -> bool:
-    """Whether a game's deal code may be shown (SPEC 2.3 "Fair play"): always for a chosen game
-    (or one dealt before secret deals existed); for a secret server-dealt deal once the game has
-    ended, and for a daily deal once its UTC day has ended (also for games that ended earlier)."""
-    if not secret_deal:
-        return True
-    if daily is not None:
-        return utc_day(now_ms) > daily
-    return status != "active"
-
-
-@dataclass(frozen=True, slots=True)
-class GameRecord:
-    """A row of `games` as plain data (not an ORM object, so nothing writes it by accident)."""
-
-    id: str
-    player_id: str
-    code: str
-    rule: str
-    chosen: bool
-    status: str
-    score: int
-    moves: int
-    version: int
-    snapshot: str
-    created_ms: int
-    started_ms: int | None
-    finished_ms: int | None
-    elapsed_ms: int | None
-    assisted: bool
-    daily: str | None = None
-    practice: bool = False
-    secret_deal: bool = False
-    ranked_score: int = 0
-    race_id: str | None = None
-    timed_out: bool = False
-    deadline_ms: int | None = None
-    race_hidden: bool = False
-    active_ms: int | None = None
-
-    def code_revealed(self, now_ms: int) -> bool:
-        if self.race_hidden:
-            return False
-        return code_revealed(self.secret_deal, self.daily, self.status, now_ms)
-
-
-GAME_FIELDS = tuple(f.name for f in fields(GameRecord))
-
-STATE_FIELDS = (
-    "status",
-    "score",
-    "moves",
-    "version",
-    "snapshot",
-    "started_ms",
-    "finished_ms",
-    "elapsed_ms",
-    "assisted",
-    "ranked_score",
-    "practice",
-    "active_ms",
-)
-"""The columns of a game that an accepted change writes (every other one is fixed at the deal)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,20 +56,6 @@ class GameView:
             return 0
         now = self.now_ms if row.deadline_ms is None else min(self.now_ms, row.deadline_ms)
         return max(0, now - row.started_ms)
-
-
-@dataclass(frozen=True, slots=True)
-class LoggedMove:
-    """One entry of a move log (plain data: a log can be long, ORM objects are costly).
-
-    `seq` is the game's version after the action: an accepted change that is not a move (a
-    hint marking the game assisted, an abandonment) takes a version without a log entry."""
-
-    game_id: str
-    seq: int
-    move: str
-    score: int
-    at_ms: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,46 +3,21 @@
 from __future__ import annotations
 
 import ipaddress
-import json
-import uuid
-from typing import Any
 
 from aiohttp import web
 
-from server.api.problems import invalid
-from server.costly import Client
-from server.domain import Principal
-from server.errors import NotFound, Unauthorized
 from server.keys import SERVICE, SETTINGS
-from server.service import GameService, is_printable_ascii
+from server.services.errors import Unauthorized
+from server.services.games import GameService, is_printable_ascii
+from server.services.values import Principal
+from server.services.workers import Client
 
 TOKEN_MAX = 256
 """The longest bearer token looked up (ours are 43 characters); longer ones are refused."""
-IDEMPOTENCY_KEY_MAX = 255
 
 
 def service(request: web.Request) -> GameService:
     return request.app[SERVICE]
-
-
-def json_response(
-    data: Any, status: int = 200, headers: dict[str, str] | None = None
-) -> web.Response:
-    return web.Response(
-        text=json.dumps(data, ensure_ascii=False),
-        status=status,
-        content_type="application/json",
-        headers=headers,
-    )
-
-
-def path_id(request: web.Request, name: str = "id") -> str:
-    """A resource id from the path; anything that is not a UUID names nothing (404)."""
-    raw = request.match_info[name]
-    try:
-        return str(uuid.UUID(raw))
-    except ValueError:
-        raise NotFound(f"There is no resource {raw!r}.") from None
 
 
 def client_address(request: web.Request, trust_forwarded: bool) -> str:
@@ -99,15 +74,3 @@ async def authenticate(request: web.Request) -> Principal:
     if token is None:
         raise Unauthorized("The Authorization header must be 'Bearer <token>'.")
     return await service(request).authenticate(token)
-
-
-def idempotency_key(value: object, field: str) -> str | None:
-    """A request's idempotency key (the `Idempotency-Key` header, or the `idempotency_key` of a
-    WebSocket `act`): absent, or 1 to IDEMPOTENCY_KEY_MAX printable ASCII characters."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not 1 <= len(value) <= IDEMPOTENCY_KEY_MAX:
-        raise invalid(field, f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
-    if not is_printable_ascii(value):
-        raise invalid(field, "must be printable ASCII characters")
-    return value

@@ -37,10 +37,10 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 from prometheus_client.multiprocess import mark_process_dead
 
-from server.api.metrics import REQUEST_ID
+from server.api.monitoring import REQUEST_ID
 from server.app import create_app
-from server.lifetime import exit_with_parent
 from server.metrics import MULTIPROC_DIR
+from server.services.workers import exit_with_parent
 from server.settings import Settings, SettingsError, from_args
 from server.store.db import migrate
 
@@ -189,7 +189,7 @@ def serve(settings: Settings, reuse_port: bool = False) -> None:
         host=settings.host,
         port=settings.port,
         shutdown_timeout=10,
-        access_log=None,  # server.api.metrics writes the access log
+        access_log=None,  # server.api.monitoring writes the access log
         reuse_port=reuse_port or None,
         print=announce,
     )

@@ -6,9 +6,8 @@ conditions written as one row-value comparison, so a page costs the same at any 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
@@ -16,18 +15,13 @@ from sqlalchemy import (
     false,
     func,
     literal_column,
-    or_,
     select,
     true,
     tuple_,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.domain import GameRecord, LoggedMove
-from server.store.models import GameRow, MoveRow, Player
-from server.store.queries import GAME_COLUMNS, LOG_COLUMNS
-
-S = TypeVar("S", bound=Select[Any])
+from server.store.models import GameRow, Player
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,130 +166,3 @@ async def board(session: AsyncSession, q: BoardQuery) -> list[BoardRow]:
 async def board_rank(session: AsyncSession, q: BoardQuery) -> int:
     """See `board_rank_query`."""
     return int(await session.scalar(board_rank_query(q)) or 0)
-
-
-@dataclass(frozen=True, slots=True)
-class FinishedGame:
-    rule: str
-    status: str
-    score: int
-    ranked_score: int
-    elapsed_ms: int | None
-    moves: int
-    assisted: bool
-    finished_ms: int
-    daily: str | None
-    practice: bool
-
-
-async def finished_games(session: AsyncSession, player_id: str) -> list[FinishedGame]:
-    """A player's finished games in the order they finished (for statistics)."""
-    query = (
-        select(
-            GameRow.rule,
-            GameRow.status,
-            GameRow.score,
-            GameRow.ranked_score,
-            GameRow.elapsed_ms,
-            GameRow.moves,
-            GameRow.assisted,
-            GameRow.finished_ms,
-            GameRow.daily,
-            GameRow.practice,
-        )
-        .where(
-            GameRow.player_id == player_id,
-            GameRow.finished_ms.is_not(None),
-            GameRow.race_id.is_(None),  # race games count in their races, not here
-        )
-        .order_by(GameRow.finished_ms, GameRow.id)
-    )
-    return [FinishedGame(**row._mapping) for row in (await session.execute(query)).all()]
-
-
-@dataclass(frozen=True, slots=True)
-class GameFilter:
-    player_id: str
-    rule: str | None = None
-    status: Sequence[str] | None = None
-    since_ms: int | None = None
-    until_ms: int | None = None
-    hide_daily_from: str | None = None
-    """Leave out daily games of this UTC date and later (a daily game is hidden from others
-    until its day ends), and race games whose race has not ended."""
-
-
-def _filtered(query: S, f: GameFilter) -> S:
-    query = query.where(GameRow.player_id == f.player_id)
-    if f.hide_daily_from is not None:
-        query = query.where(
-            or_(GameRow.daily.is_(None), GameRow.daily < f.hide_daily_from),
-            GameRow.race_hidden == false(),
-        )
-    if f.rule is not None:
-        query = query.where(GameRow.rule == f.rule)
-    if f.status is not None:
-        query = query.where(GameRow.status.in_(list(f.status)))
-    if f.since_ms is not None:
-        query = query.where(GameRow.created_ms >= f.since_ms)
-    if f.until_ms is not None:
-        query = query.where(GameRow.created_ms < f.until_ms)
-    return query
-
-
-async def player_games(
-    session: AsyncSession,
-    f: GameFilter,
-    *,
-    after: tuple[int, str] | None,
-    limit: int,
-    newest_first: bool = True,
-) -> list[GameRecord]:
-    """A page of a player's games by creation time (newest first unless told otherwise)."""
-    query = _filtered(select(*GAME_COLUMNS), f)
-    position = tuple_(GameRow.created_ms, GameRow.id)
-    if after is not None:
-        query = query.where(
-            position < tuple_(*after) if newest_first else position > tuple_(*after)
-        )
-    if newest_first:
-        query = query.order_by(GameRow.created_ms.desc(), GameRow.id.desc())
-    else:
-        query = query.order_by(GameRow.created_ms, GameRow.id)
-    return [GameRecord(*row) for row in await session.execute(query.limit(limit))]
-
-
-async def move_logs(session: AsyncSession, game_ids: list[str]) -> dict[str, list[LoggedMove]]:
-    """The move logs of several games at once."""
-    logs: dict[str, list[LoggedMove]] = {game_id: [] for game_id in game_ids}
-    if not game_ids:
-        return logs
-    query = (
-        select(*LOG_COLUMNS)
-        .where(MoveRow.game_id.in_(game_ids))
-        .order_by(MoveRow.game_id, MoveRow.seq)
-    )
-    for row in await session.execute(query):
-        move = LoggedMove(*row)
-        logs[move.game_id].append(move)
-    return logs
-
-
-async def live_games(
-    session: AsyncSession, today: str, *, limit: int, after: tuple[int, str] | None
-) -> list[tuple[GameRecord, str]]:
-    """Active games anyone may watch, most recently active first (the ix_games_live index)."""
-    key = (-GameRow.active_ms, GameRow.id)
-    query = (
-        select(*GAME_COLUMNS, Player.name)
-        .join(Player, Player.id == GameRow.player_id)
-        .where(
-            GameRow.status == "active",
-            GameRow.race_hidden == false(),
-            or_(GameRow.daily.is_(None), GameRow.daily < today),
-        )
-    )
-    if after is not None:
-        query = query.where(tuple_(*key) > tuple_(-after[0], after[1]))
-    query = query.order_by(*key).limit(limit)
-    return [(GameRecord(*row[:-1]), row[-1]) for row in (await session.execute(query)).all()]

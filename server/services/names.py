@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from server.errors import Problem
+from server.services.errors import Problem
 
 MAX_VISIBLE = 32
 MAX_CODE_POINTS = 64

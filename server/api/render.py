@@ -3,13 +3,36 @@
 from __future__ import annotations
 
 import functools
+import json
 from datetime import UTC, datetime
 from typing import Any
 
-from server.domain import Applied, GameRecord, GameView, LoggedMove
+from aiohttp import web
+
 from server.engine import DealCode, card_text
 from server.engine.codes import commitment
-from server.standings import RaceView, Standing
+from server.services.races.standings import RaceView, Standing
+from server.services.values import Applied, GameView
+from server.store.records import GameRecord, LoggedMove
+
+
+def json_response(
+    data: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
+    return web.Response(
+        text=json.dumps(data, ensure_ascii=False),
+        status=status,
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+def next_link(request: web.Request, cursor: str | None) -> dict[str, str]:
+    if cursor is None:
+        return {}
+    url = request.rel_url.update_query(after=cursor)
+    return {"Link": f'<{url}>; rel="next"'}
+
 
 REPLAY_FORMAT = "russian-solitaire-replay"
 REPLAY_VERSION = 1

@@ -9,8 +9,8 @@ process and replica deals the same daily deal, and nobody can compute one before
 The daily deal is stored (`daily_deals`) when it is first drawn, so it never changes afterwards.
 
 The solver (`server.engine.solver`) is pure and bounded by a node budget, so a verdict is the
-same in every process. It runs in worker processes, off the event loop (`server.costly`): hints,
-certification and the daily draw in the play lane, a deal's verdict and a replay's verification
+same in every process. It runs in worker processes, off the event loop
+(`server.services.workers`): hints, certification and the daily draw in the play lane, a deal's verdict and a replay's verification
 (anyone may ask) in the public lane; one costly request per client at a time. Verdicts on deals,
 `unknown` ones with their budget included, are kept in the `deal_verdicts` table and answered
 from it; a request that waited longer than CALL_SECONDS is answered `503` (a hint: `unknown`)
@@ -30,15 +30,15 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from server.costly import JOB_SECONDS, Client, CostlyWork, WorkBusy
-from server.domain import Clock, Principal, wall_clock_ms
 from server.engine import DealCode, Rule, Status
 from server.engine.snapshot import loads
 from server.engine.solver import SolveStatus, solve, solve_deal
-from server.errors import Forbidden, RaceConflict
-from server.server_secrets import DEAL_SECRET, load_server_secret
-from server.service import GameService, Verification, verify_replay
-from server.store import queries
+from server.services.errors import Forbidden, RaceConflict
+from server.services.games import GameService, Verification, verify_replay
+from server.services.secrets import DEAL_SECRET, load_server_secret
+from server.services.values import Clock, Principal, wall_clock_ms
+from server.services.workers import JOB_SECONDS, Client, CostlyWork, WorkBusy
+from server.store import deals as deal_rows
 
 HINT_NODES = 60_000
 DEAL_NODES = 60_000
@@ -102,7 +102,8 @@ class Hint:
 
 class SolverService:
     """Hints, verdicts, certified deals, the daily deal and replay verification, each run in a
-    lane of `CostlyWork` (server.costly) and held to one request in flight per client."""
+    lane of `CostlyWork` (`server.services.workers`) and held to one request in flight per
+    client."""
 
     def __init__(
         self,
@@ -154,7 +155,7 @@ class SolverService:
         else from the solver (stored, an `unknown` with its node budget too, so it is not
         searched again)."""
         async with self.readers.begin() as session:
-            known = await queries.deal_verdicts(session, [str(code)], take_backs)
+            known = await deal_rows.deal_verdicts(session, [str(code)], take_backs)
         if str(code) in known:
             return known[str(code)]
         with self.public_slot(client):
@@ -193,7 +194,7 @@ class SolverService:
     async def verify_replay(
         self, code: DealCode, actions: list[str], claimed: dict[str, object] | None
     ) -> Verification:
-        """`server.service.verify_replay` in a worker of the public lane (the caller holds a
+        """`server.services.games.verify_replay` in a worker of the public lane (the caller holds a
         `public_slot`)."""
         try:
             return await self.work.public.run(
@@ -206,7 +207,7 @@ class SolverService:
         for code, status, nodes in verdicts:
             try:
                 async with self.writers.begin() as session:
-                    await queries.insert_deal_verdict(
+                    await deal_rows.insert_deal_verdict(
                         session, code, take_backs, status, nodes, self.clock()
                     )
             except IntegrityError:
@@ -262,16 +263,16 @@ class SolverService:
 
     async def _draw_and_store(self, day: str, rule: Rule) -> str:
         async with self.readers.begin() as session:
-            stored = await queries.daily_deal(session, day, rule.value)
+            stored = await deal_rows.daily_deal(session, day, rule.value)
         if stored is None:
             drawn = await self._draw_daily(day, rule)
             try:
                 async with self.writers.begin() as session:
-                    await queries.insert_daily_deal(session, day, rule.value, drawn, self.clock())
+                    await deal_rows.insert_daily_deal(session, day, rule.value, drawn, self.clock())
             except IntegrityError:
                 pass  # another process stored the day's deal first
             async with self.readers.begin() as session:
-                stored = await queries.daily_deal(session, day, rule.value)
+                stored = await deal_rows.daily_deal(session, day, rule.value)
             assert stored is not None
         self._daily[(day, rule)] = stored
         return stored
@@ -281,7 +282,7 @@ class SolverService:
         cached = self._daily.get((day, rule))
         if cached is None:
             async with self.readers.begin() as session:
-                cached = await queries.daily_deal(session, day, rule.value)
+                cached = await deal_rows.daily_deal(session, day, rule.value)
             if cached is None:
                 return None
             self._daily[(day, rule)] = cached
@@ -290,7 +291,7 @@ class SolverService:
     async def _draw_daily(self, day: str, rule: Rule) -> str:
         candidates = daily_candidates(self.deal_secret, day, rule, DAILY_TRIES)
         async with self.readers.begin() as session:
-            known = await queries.deal_verdicts(session, candidates, True)
+            known = await deal_rows.deal_verdicts(session, candidates, True)
         while True:
             try:
                 return await self._first_winnable(candidates, known)
@@ -301,4 +302,4 @@ class SolverService:
                 # when it ends): the draw goes on after a pause.
                 await asyncio.sleep(1.0)
                 async with self.readers.begin() as session:
-                    known = await queries.deal_verdicts(session, candidates, True)
+                    known = await deal_rows.deal_verdicts(session, candidates, True)

@@ -1,0 +1,132 @@
+"""Delivery of game events to watchers, in this process and across processes (SPEC 2.6).
+
+A broker routes the event of each committed action to the local watchers of that game:
+
+- `LocalBroker` (SQLite, or one process): the service hands it the change after the commit.
+- `PgBroker` (PostgreSQL, the zero-setup default): the change is sent with `pg_notify` inside its
+  own transaction (`payload()` is written by the commit itself), so PostgreSQL delivers it on
+  commit and only on commit, to every process that listens, this one included; a dedicated
+  asyncpg connection LISTENs and reconnects when it is dropped. Every event of every game goes
+  to every process, and PostgreSQL serializes the commits of notifying transactions on one
+  global lock: right for one machine, the wall beyond it.
+- `RedisBroker` (`BROKER_URL=redis://...`, on either database): Redis pub/sub with one channel
+  per game and per race; each process subscribes only to the channels of what its sockets watch
+  or its taps follow, and publishes after the commit (see its docstring).
+
+The payload is the change as data (the encoding an idempotency record keeps,
+`server.store.commits.encode_answer`), not the rendered event. The broker renders a change as
+the watchers' `event` message (`server.api.render`) in the process that delivers it, once, and only
+when that process has watchers of the game. Watchers are callbacks that must not block (they
+put the message on a bounded queue).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+
+from server.api.render import event_json
+from server.services.values import Applied
+from server.store.commits import decode_answer
+
+log = logging.getLogger(__name__)
+
+Watcher = Callable[[int, str], None]
+"""Called with (version, event text); must not block."""
+
+
+class Broker:
+    """The local half, common to both: who watches which game here."""
+
+    carries_answers = False
+    """Whether `payload()` needs the change's encoded answer (`encode_answer`)."""
+
+    def __init__(self) -> None:
+        self.watchers: dict[str, set[Watcher]] = {}
+        self.taps: dict[str, Callable[[Applied], None]] = {}
+        """Who wants the changes of a game as data (a race's standings), by game id."""
+
+    def tap(self, game_id: str, listener: Callable[[Applied], None]) -> None:
+        self.taps[game_id] = listener
+
+    def untap(self, game_id: str) -> None:
+        self.taps.pop(game_id, None)
+
+    def tapped(self, applied: Applied) -> None:
+        listener = self.taps.get(applied.view.row.id)
+        if listener is not None:
+            try:
+                listener(applied)
+            except Exception:
+                log.exception("a game's tap failed")
+
+    def subscribe(self, game_id: str, watcher: Watcher) -> None:
+        self.watchers.setdefault(game_id, set()).add(watcher)
+
+    def unsubscribe(self, game_id: str, watcher: Watcher) -> None:
+        watchers = self.watchers.get(game_id)
+        if watchers is not None:
+            watchers.discard(watcher)
+            if not watchers:
+                del self.watchers[game_id]
+
+    def deliver(self, game_id: str, version: int, event: str) -> None:
+        for watcher in list(self.watchers.get(game_id, ())):
+            try:
+                watcher(version, event)
+            except Exception:  # a broken watcher must not stop the others
+                log.exception("watcher failed")
+
+    def payload(self, applied: Applied, answer: str | None) -> str | None:
+        """What the change's commit sends with `pg_notify` (None: nothing)."""
+        return None
+
+    def unsubscribe_all(self, key: str) -> None:
+        self.watchers.pop(key, None)
+
+    async def signal(self, key: str) -> None:
+        """Tells the watchers of `key` (in every process) that it changed; they read it again
+        themselves (a race's watchers read its document)."""
+        self.deliver(key, 0, "")
+
+    async def published(self, applied: Applied) -> None:
+        """Called after the change's transaction committed."""
+
+    async def ready(self, key: str, timeout: float = 5.0) -> bool:
+        """Waits until the changes of `key` made in other processes reach this one (a new
+        subscription has taken effect); True when they do. Call it after `subscribe` or `tap`
+        and before the first read, so that nothing committed in between is missed."""
+        return True
+
+    def received(self, key: str, version: int, answer: str) -> None:
+        """A change (or, with `answer` "-", a signal) that came from another process."""
+        watched = bool(self.watchers.get(key))
+        if answer == "-":  # a signal: the watchers read what changed themselves
+            if watched:
+                self.deliver(key, version, "")
+            return
+        if not watched and key not in self.taps:
+            return
+        applied = decode_answer(answer)
+        if watched:
+            self.deliver(key, version, event_text(applied))
+        self.tapped(applied)
+
+    async def start(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
+
+
+def event_text(applied: Applied) -> str:
+    return json.dumps(event_json(applied), ensure_ascii=False)
+
+
+class LocalBroker(Broker):
+    async def published(self, applied: Applied) -> None:
+        game_id = applied.view.row.id
+        if self.watchers.get(game_id):
+            self.deliver(game_id, applied.view.row.version, event_text(applied))
+        self.tapped(applied)

@@ -1,0 +1,115 @@
+"""Delivery across processes through PostgreSQL's LISTEN/NOTIFY (the default on PostgreSQL):
+the change is sent with `pg_notify` inside its own transaction, so it is delivered on commit and
+only on commit, to every process that listens."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from server.live.broker import Broker
+from server.services.values import Applied
+from server.store.db import CHANNEL, asyncpg_connect_args
+
+log = logging.getLogger(__name__)
+
+
+class PgBroker(Broker):
+    carries_answers = True
+    RECONNECT_DELAY = 0.5
+    PROBE_INTERVAL = 10.0
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.connect_args = asyncpg_connect_args(url)
+        self.connection: Any = None
+        self.task: asyncio.Task[None] | None = None
+        self.listening = asyncio.Event()
+        self.signals: set[str] = set()
+        self.in_use = asyncio.Lock()
+        self.signaller: asyncio.Task[None] | None = None
+
+    def payload(self, applied: Applied, answer: str | None) -> str | None:
+        assert answer is not None
+        row = applied.view.row
+        return f"{row.id} {row.version} {answer}"
+
+    async def signal(self, key: str) -> None:
+        """Queued, not awaited: the signals of one moment go out together, one per key (the
+        watchers read the latest state anyway), so a burst of changes costs one NOTIFY each."""
+        self.signals.add(key)
+        if self.signaller is None or self.signaller.done():
+            self.signaller = asyncio.create_task(self._send_signals())
+
+    async def _send_signals(self) -> None:
+        while self.signals:
+            keys, self.signals = self.signals, set()
+            connection = self.connection
+            if connection is None:  # not listening right now: this process hears them at least
+                for key in keys:
+                    self.deliver(key, 0, "")
+                continue
+            try:
+                async with self.in_use:
+                    await connection.executemany(
+                        "SELECT pg_notify($1, $2)", [(CHANNEL, f"{key} 0 -") for key in keys]
+                    )
+            except Exception:
+                log.exception("sending %d signals failed", len(keys))
+
+    def _on_notification(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+        try:
+            key, version, answer = payload.split(" ", 2)
+            self.received(key, int(version), answer)
+        except Exception:  # one bad notification (another server version's?) is dropped
+            log.exception("a game event from PostgreSQL could not be delivered: %.80r", payload)
+
+    async def _listen_forever(self) -> None:
+        import asyncpg
+
+        while True:
+            try:
+                connection = await asyncpg.connect(**self.connect_args)
+                lost = asyncio.Event()
+                connection.add_termination_listener(lambda _c, event=lost: event.set())
+                await connection.add_listener(CHANNEL, self._on_notification)
+                self.connection = connection
+                self.listening.set()
+                while not lost.is_set():
+                    # A dropped connection that nobody closed is found by a periodic probe.
+                    try:
+                        await asyncio.wait_for(lost.wait(), self.PROBE_INTERVAL)
+                    except TimeoutError:
+                        async with self.in_use:  # one operation at a time on a connection
+                            await asyncio.wait_for(connection.fetchval("SELECT 1"), 5)
+            except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                log.warning("event listener: %s; reconnecting", exc)
+            except Exception:  # anything else: listen again all the same
+                log.exception("event listener failed; reconnecting")
+            finally:
+                self.listening.clear()
+                if self.connection is not None:
+                    with contextlib.suppress(Exception):
+                        await self.connection.close(timeout=1)
+                    self.connection = None
+            await asyncio.sleep(self.RECONNECT_DELAY)
+
+    async def start(self) -> None:
+        self.task = asyncio.create_task(self._listen_forever())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.listening.wait(), 10)
+
+    async def close(self) -> None:
+        if self.signaller is not None:
+            self.signaller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.signaller
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+        if self.connection is not None:
+            with contextlib.suppress(Exception):
+                await self.connection.close(timeout=1)
