@@ -8,12 +8,13 @@ HMAC-SHA256(deal secret, "daily|<rule>|<YYYY-MM-DD>|<k>") for k = 0, 1, 2, ... T
 process and replica deals the same daily deal, and nobody can compute one before it is shown.
 The daily deal is stored (`daily_deals`) when it is first drawn, so it never changes afterwards.
 
-The solver (`server.engine.solver`) is pure and bounded by a node budget, so a verdict is the
-same in every process. It runs in worker processes, off the event loop
-(`server.services.workers`): hints, certification and the daily draw in the play lane, a deal's
-verdict and a replay's verification (anyone may ask) in the public lane; one costly request
-per client at a time. Verdicts on deals, `unknown` ones with their budget included, are kept in the `deal_verdicts` table and answered
-from it; a request that waited longer than CALL_SECONDS is answered `503` (a hint: `unknown`)
+The solver (`server.engine.solver`) is pure and bounded by a node budget, so a verdict is the same
+in every process. It runs in worker processes, off the event loop (`server.services.workers`):
+hints, certification and the daily draw in the play lane, a deal's verdict and a replay's
+verification (anyone may ask) in the public lane; one costly request per client at a time. Verdicts
+on deals, `unknown` ones with their budget included, are kept in the `deal_verdicts` table and
+answered from it; a request that waited longer than CALL_SECONDS is answered `503` (a hint:
+`unknown`)
 and the search's verdict is stored when it ends.
 """
 
