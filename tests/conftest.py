@@ -44,6 +44,20 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("CI is set but TEST_DATABASE_URL is not: PostgreSQL would not run")
 
 
+TIERS = {"processes": "processes", "web": "browser"}
+"""The folders whose every test carries a tier's marker: `tests/processes/` starts real server
+processes (`processes`), `tests/web/` drives Chromium (`browser`). The fast tier is
+`pytest -m "not processes and not browser and not slow"` (the README)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        folder = Path(str(item.path)).relative_to(tests).parts[0]
+        if folder in TIERS:
+            item.add_marker(TIERS[folder])
+
+
 def load_data(name: str) -> Any:
     return json.loads((DATA / name).read_text())
 

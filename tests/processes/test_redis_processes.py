@@ -29,8 +29,8 @@ from tests.redis_support import (
     redis,
     subscriptions,
 )
-from tests.test_live_processes import body_of, new_game, receive, vector_actions, watch
-from tests.test_race_processes import Client, Db, entry_of, next_race, race_with_line
+from tests.processes.test_live_processes import body_of, new_game, receive, vector_actions, watch
+from tests.processes.test_race_processes import Client, Db, entry_of, next_race, race_with_line
 
 __all__ = ["redis"]  # the fixture
 

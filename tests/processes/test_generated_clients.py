@@ -6,7 +6,7 @@ matches the server, fails here.
 
 - Python: `openapi-python-client generate` (the test extras pin it) writes a package, which is
   imported and plays the first game of tests/data/games.json with its typed models.
-- TypeScript: `openapi-typescript` writes the types, tests/clients/play.mts uses them with
+- TypeScript: `openapi-typescript` writes the types, tests/processes/clients/play.mts uses them with
   `openapi-fetch`, `tsc --strict` compiles it and node runs it (the npm tools of api-tools/:
   `npm ci --prefix api-tools`; without them the test skips, or fails when CI is set).
 
@@ -34,7 +34,7 @@ from aiohttp.test_utils import TestClient
 from tests.conftest import DATA, load_data
 from tests.names import unique_name
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCUMENT = ROOT / "openapi.yaml"
 API_TOOLS = ROOT / "api-tools"
 BIN = API_TOOLS / "node_modules" / ".bin"
@@ -214,11 +214,11 @@ def npm_tools() -> None:
 
 @pytest.fixture(scope="module")
 def typescript_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """tests/clients/play.mts compiled by `tsc --strict` against types generated from the
+    """tests/processes/clients/play.mts compiled by `tsc --strict` against types generated from the
     document; returns the compiled program."""
     npm_tools()
     work = tmp_path_factory.mktemp("typescript-client")
-    shutil.copy(ROOT / "tests" / "clients" / "play.mts", work / "play.mts")
+    shutil.copy(ROOT / "tests" / "processes" / "clients" / "play.mts", work / "play.mts")
     (work / "node_modules").symlink_to(API_TOOLS / "node_modules", target_is_directory=True)
     # api.ts, not api.d.ts, so that tsc checks the generated types too (skipLibCheck skips the
     # declaration files of node_modules, which are not ours to check).
