@@ -21,6 +21,8 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.process import ServerProcess, free_port
+from tests.processes.test_live_processes import body_of, new_game, receive, vector_actions, watch
+from tests.processes.test_race_processes import Client, Db, entry_of, next_race, race_with_line
 from tests.redis_support import (
     eventually,
     game_channel,
@@ -29,8 +31,6 @@ from tests.redis_support import (
     redis,
     subscriptions,
 )
-from tests.processes.test_live_processes import body_of, new_game, receive, vector_actions, watch
-from tests.processes.test_race_processes import Client, Db, entry_of, next_race, race_with_line
 
 __all__ = ["redis"]  # the fixture
 
