@@ -32,10 +32,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.engine import DealCode, Rule, Status
+from server.engine.replay import Verification, verify_replay
 from server.engine.snapshot import loads
 from server.engine.solver import SolveStatus, solve, solve_deal
 from server.services.errors import Forbidden, RaceConflict
-from server.services.games import GameService, Verification, verify_replay
+from server.services.games import GameService
 from server.services.secrets import DEAL_SECRET, load_server_secret
 from server.services.values import Clock, Principal, wall_clock_ms
 from server.services.workers import JOB_SECONDS, Client, CostlyWork, WorkBusy
@@ -195,7 +196,7 @@ class SolverService:
     async def verify_replay(
         self, code: DealCode, actions: list[str], claimed: dict[str, object] | None
     ) -> Verification:
-        """`server.services.games.verify_replay` in a worker of the public lane (the caller holds a
+        """`server.engine.replay.verify_replay` in a worker of the public lane (the caller holds a
         `public_slot`)."""
         try:
             return await self.work.public.run(

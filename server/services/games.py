@@ -35,7 +35,6 @@ from server.engine import (
     Move,
     Rule,
     Status,
-    replay,
 )
 from server.engine.snapshot import dumps, loads
 from server.live.broker import Broker, LocalBroker
@@ -618,53 +617,3 @@ def resolve(game: Game, request: ActionRequest) -> Action:
         return game.resolve_double_tap(request.card)
     assert request.to is not None
     return Move(request.card, request.to)
-
-
-@dataclass(frozen=True, slots=True)
-class Verification:
-    valid: bool
-    status: str
-    score: int
-    ranked_score: int
-    moves: int
-    failed_index: int | None
-    rule: str | None
-    reason: str | None
-
-
-def verify_replay(
-    code: DealCode, actions: list[str], claimed: dict[str, object] | None
-) -> Verification:
-    """Replay `actions` on the deal of `code` and compare with the claimed result."""
-    result = replay(code, actions)
-    game = result.game
-    status, score, moves = game.status.value, game.score, game.moves
-    ranked = game.ranked_score
-    if not result.valid:
-        return Verification(
-            False, status, score, ranked, moves, result.failed_index, result.rule, result.error
-        )
-    if claimed:
-        claimed_status = claimed.get("status")
-        if claimed_status == Status.ABANDONED.value and game.status is Status.ACTIVE:
-            status = Status.ABANDONED.value
-        for name, actual in (
-            ("status", status),
-            ("score", score),
-            ("ranked_score", ranked),
-            ("moves", moves),
-        ):
-            if name in claimed and (
-                type(claimed[name]) is not type(actual) or claimed[name] != actual
-            ):
-                return Verification(
-                    False,
-                    status,
-                    score,
-                    ranked,
-                    moves,
-                    None,
-                    "result_mismatch",
-                    f"The actions lead to {name} {actual!r}, not {claimed[name]!r}.",
-                )
-    return Verification(True, status, score, ranked, moves, None, None, None)
