@@ -518,13 +518,28 @@ def _settle(cols: list[bytes], found: list[int], strict: bool, seg: _Line) -> No
             cols[i] = col
 
 
+# The events of the dead-end check (P4), one integer each: an event of card c (0-51) is its
+# kind's offset plus c, so that the work list is a list of ints.
+_EV_FACE_UP: Final = 0
+"""F(c): c is or can become face up."""
+_EV_END: Final = 52
+"""E(c): c can be the last card of its column (usable as a target; may go home next)."""
+_EV_HOME: Final = 104
+"""H(c): c can reach its foundation."""
+_EV_LEFT: Final = 156
+"""L(c): c can leave its place in the tableau."""
+_EV_EMPTY: Final = 208
+"""EMPTY: some column can become empty (a king can move there)."""
+
+
 def _dead_end(cols: list[bytes], found: list[int], relaxed: bool, take_backs: bool) -> bool:
     """True when the relaxation P4 proves that some card can never reach its foundation.
 
-    Events are numbered: F(c) = c, E(c) = 52 + c, H(c) = 104 + c, L(c) = 156 + c, EMPTY = 208.
-    Each event is pushed once, when it becomes derivable; its consequences are derived when it
-    is popped.
+    Each event (`_EV_FACE_UP` + c, `_EV_END` + c, `_EV_HOME` + c, `_EV_LEFT` + c, `_EV_EMPTY`)
+    is pushed once, when it becomes derivable; its consequences are derived when it is popped.
     """
+    # Local names of the event offsets: the loop below reads them at every event.
+    FACE_UP, END, HOME, LEFT, EMPTY = _EV_FACE_UP, _EV_END, _EV_HOME, _EV_LEFT, _EV_EMPTY
     targets = RELAXED_ABOVE if relaxed else CLASSIC_ABOVE
     sources = RELAXED_BELOW if relaxed else CLASSIC_BELOW
     below = [-1] * 52
@@ -548,7 +563,7 @@ def _dead_end(cols: list[bytes], found: list[int], relaxed: bool, take_backs: bo
             home[c] = left[c] = f_up[c] = True
             if take_backs:  # it may be taken back onto the tableau: optimistically an end
                 end[c] = True
-                push(c + 52)
+                push(END + c)
     for ci in range(7):
         col = cols[ci]
         if not col:
@@ -564,10 +579,10 @@ def _dead_end(cols: list[bytes], found: list[int], relaxed: bool, take_backs: bo
                 above[prev] = c
             if b < _DOWN:
                 f_up[c] = True
-                push(c)
+                push(FACE_UP + c)
             prev = c
         end[prev] = True
-        push(prev + 52)
+        push(END + prev)
     for ci in range(7):
         col = cols[ci]
         for k, b in enumerate(col):
@@ -585,16 +600,16 @@ def _dead_end(cols: list[bytes], found: list[int], relaxed: bool, take_backs: bo
                         else:
                             lst.append(pair)
     if empty:
-        push(208)
+        push(EMPTY)
     pop = work.pop
     while work:
         ev = pop()
-        if ev < 52:  # F(c)
-            c = ev
+        if ev < END:  # F(c)
+            c = ev - FACE_UP
             a = above[c]
             if (a < 0 or left[a]) and not end[c]:
                 end[c] = True
-                push(c + 52)
+                push(END + c)
             if not left[c]:
                 if c % 13 == 12:
                     ok = empty
@@ -608,12 +623,12 @@ def _dead_end(cols: list[bytes], found: list[int], relaxed: bool, take_backs: bo
                             break
                 if ok:
                     left[c] = True
-                    push(c + 156)
-        elif ev < 104:  # E(c): c may go home, and is a target for the cards one rank lower
-            c = ev - 52
+                    push(LEFT + c)
+        elif ev < HOME:  # E(c): c may go home, and is a target for the cards one rank lower
+            c = ev - END
             if not home[c] and (c % 13 == 0 or home[c - 1]):
                 home[c] = True
-                push(c + 104)
+                push(HOME + c)
             avail[c] = True
             rank = c % 13
             every = not relaxed or not rank_avail[rank]
@@ -626,33 +641,33 @@ def _dead_end(cols: list[bytes], found: list[int], relaxed: bool, take_backs: bo
                     and not blocked.get(c2 * 64 + c, False)
                 ):
                     left[c2] = True
-                    push(c2 + 156)
-        elif ev < 156:  # H(c)
-            c = ev - 104
+                    push(LEFT + c2)
+        elif ev < LEFT:  # H(c)
+            c = ev - HOME
             if not left[c]:
                 left[c] = True
-                push(c + 156)
+                push(LEFT + c)
             if c % 13 != 12:
                 d = c + 1
                 if not home[d] and end[d]:
                     home[d] = True
-                    push(d + 104)
+                    push(HOME + d)
             elif not empty and col_of[c] >= 0 and below[c] < 0:
                 empty = True
-                push(208)
-        elif ev < 208:  # L(c)
-            c = ev - 156
+                push(EMPTY)
+        elif ev < EMPTY:  # L(c)
+            c = ev - LEFT
             d = below[c]
             if d >= 0:
                 if not f_up[d]:
                     f_up[d] = True
-                    push(d)
+                    push(FACE_UP + d)
                 elif not end[d]:
                     end[d] = True
-                    push(d + 52)
+                    push(END + d)
             elif not empty and c % 13 != 12 and col_of[c] >= 0:
                 empty = True
-                push(208)
+                push(EMPTY)
             lst = waiting.get(c)
             if lst:
                 for pair in lst:
@@ -662,10 +677,10 @@ def _dead_end(cols: list[bytes], found: list[int], relaxed: bool, take_backs: bo
                         n_blocked[c2] -= 1
                         if not left[c2] and f_up[c2] and avail[pair & 63]:
                             left[c2] = True
-                            push(c2 + 156)
+                            push(LEFT + c2)
         else:  # EMPTY
             for king in KINGS:
                 if not left[king] and f_up[king]:
                     left[king] = True
-                    push(king + 156)
+                    push(LEFT + king)
     return not all(home)

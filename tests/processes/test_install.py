@@ -3,8 +3,8 @@ virtual environment and run from outside the repository, migrates a new database
 revision of the top-level `migrations/` and serves the top-level `openapi.yaml` and
 `asyncapi.yaml` byte for byte.
 
-The wheel is built without build isolation and the environment sees the current one's
-packages (`--system-site-packages`), so nothing is downloaded.
+The wheel is built without build isolation (with the current environment's setuptools); the new
+environment sees nothing of the current one and installs the wheel's dependencies itself.
 """
 
 from __future__ import annotations
@@ -81,24 +81,12 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     )
     (wheel,) = wheels.glob("*.whl")
     env_dir = tmp / "venv"
-    # No pip of its own: the environment runs the current one's pip (system site-packages),
-    # which installs into the environment it runs in.
-    run(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", env_dir, cwd=tmp)
+    # A virtual environment of its own, with its own pip: the wheel is installed with its
+    # dependencies from the index (and the pip configuration) that the current pip uses, so the
+    # test passes the same in a developer's fresh virtual environment and in CI's system Python.
+    run(sys.executable, "-m", "venv", env_dir, cwd=tmp)
     python = env_dir / "bin" / "python"
-    # --ignore-installed: an editable install of the project in the current environment is
-    # visible here too, and must be neither uninstalled nor taken as this one.
-    run(
-        python,
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--no-deps",
-        "--ignore-installed",
-        wheel,
-        cwd=tmp,
-    )
+    run(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel, cwd=tmp)
     yield python
 
 
