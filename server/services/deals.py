@@ -35,11 +35,11 @@ from server.engine import DealCode, Rule, Status
 from server.engine.replay import Verification, verify_replay
 from server.engine.snapshot import loads
 from server.engine.solver import SolveStatus, solve, solve_deal
-from server.services.errors import Forbidden, RaceConflict
+from server.services.errors import Forbidden, RaceConflict, WorkBusy
 from server.services.games import GameService
 from server.services.secrets import DEAL_SECRET, load_server_secret
 from server.services.values import Clock, Principal, wall_clock_ms
-from server.services.workers import JOB_SECONDS, Client, CostlyWork, WorkBusy
+from server.services.workers import JOB_SECONDS, Client, CostlyWork
 from server.store import deals as deal_rows
 
 HINT_NODES = 60_000

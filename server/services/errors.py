@@ -99,3 +99,41 @@ class RaceConflict(Problem):
     status = 409
     slug = "race-conflict"
     title = "Refused by the race"
+
+
+class NameTaken(Problem):
+    """Another player has a name with the same key (409)."""
+
+    status = 409
+    slug = "name-taken"
+    title = "Name taken"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Another player is already called “{name}” (names are compared ignoring case, "
+            "accents written either way and look-alike forms): choose another name.",
+            # The web client shows this message under the name field.
+            errors=[{"field": "name", "message": f"another player is already called “{name}”"}],
+        )
+
+
+RETRY_AFTER = "5"
+"""The seconds a client is asked to wait when the solver's workers are busy."""
+
+
+class WorkBusy(Problem):
+    """A lane is full: the client should come back later."""
+
+    status = 503
+    slug = "solver-unavailable"
+    title = "Solver unavailable"
+    headers = {"Retry-After": RETRY_AFTER}  # noqa: RUF012
+
+
+class OneAtATime(Problem):
+    """A client asked for costly work while its previous costly request was still running."""
+
+    status = 429
+    slug = "too-many-requests"
+    title = "Too many requests"
+    headers = {"Retry-After": "1"}  # noqa: RUF012

@@ -42,12 +42,13 @@ from server.services.errors import (
     Busy,
     Forbidden,
     IdempotencyKeyReused,
+    NameTaken,
     NotFound,
     RaceConflict,
     Unauthorized,
     VersionConflict,
 )
-from server.services.names import NameTaken, name_key
+from server.services.names import name_key
 from server.services.values import (
     MAX_ACTIONS,
     ActionRequest,

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import unicodedata
 
-from server.services.errors import Problem
-
 MAX_VISIBLE = 32
 MAX_CODE_POINTS = 64
 MAX_MARKS = 3
@@ -91,19 +89,3 @@ def name_key(name: str) -> str:
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
     kept = "".join(char for char in folded if not _ignorable(char))
     return " ".join(kept.split())
-
-
-class NameTaken(Problem):
-    """Another player has a name with the same key (409)."""
-
-    status = 409
-    slug = "name-taken"
-    title = "Name taken"
-
-    def __init__(self, name: str) -> None:
-        super().__init__(
-            f"Another player is already called “{name}” (names are compared ignoring case, "
-            "accents written either way and look-alike forms): choose another name.",
-            # The web client shows this message under the name field.
-            errors=[{"field": "name", "message": f"another player is already called “{name}”"}],
-        )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from server import metrics
-from server.services.errors import Problem
+from server.services.errors import OneAtATime, WorkBusy
 
 CHECK_S = 1.0
 
@@ -57,26 +57,7 @@ a lane's room, so that no address can fill one."""
 JOB_SECONDS = 20.0
 """The longest a job may take on a slow core; node budgets are sized from it
 (`server.services.deals`)."""
-RETRY_AFTER = "5"
 WORKER_NICENESS = 10
-
-
-class WorkBusy(Problem):
-    """A lane is full: the client should come back later."""
-
-    status = 503
-    slug = "solver-unavailable"
-    title = "Solver unavailable"
-    headers = {"Retry-After": RETRY_AFTER}  # noqa: RUF012
-
-
-class OneAtATime(Problem):
-    """A client asked for costly work while its previous costly request was still running."""
-
-    status = 429
-    slug = "too-many-requests"
-    title = "Too many requests"
-    headers = {"Retry-After": "1"}  # noqa: RUF012
 
 
 class Lane:
