@@ -1,8 +1,10 @@
-"""The web client (`server/web/`): `/` is its page, `/web/{name}` its other files.
+"""The web client (`server/web/`): `/` is its page, `/web/{name}` its other files, where a name
+may go down into the client's folders (`/web/lib/api.js`, `/web/views/play/view.js`).
 
-Only the files that lie in that folder are served (no subfolders, no dot files), so a path can
-never reach outside it. The page is plain HTML, CSS and JavaScript modules: no build step. It uses
-only the public API and WebSocket, like any other client.
+Only regular files that lie in that folder or its subfolders are served: every part of the name is
+a plain name (no `..`, no dot files), and no part is a link, so a path can never reach outside it.
+The page is plain HTML, CSS and JavaScript modules: no build step. It uses only the public API and
+WebSocket, like any other client.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ POLICY = (
 )
 
 
-# A file name the client can have: a plain name, nothing the file system could read otherwise.
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}\.(?:html|js|css|svg)")
+# A file name the client can have: up to two folders and a file, each a plain name, nothing the
+# file system could read otherwise.
+PART = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
+NAME = re.compile(rf"(?:{PART}/){{0,2}}{PART}\.(?:html|js|css|svg)")
 
 
 async def send_file(request: web.Request, name: str) -> web.Response:
@@ -60,7 +64,11 @@ async def send_file(request: web.Request, name: str) -> web.Response:
 
 
 def read_regular_file(path: Path) -> bytes:
-    """The bytes of a regular file of the folder (not a link, not a folder)."""
+    """The bytes of a regular file of the folder (not a link, not a folder), in folders of its
+    own (not links either)."""
+    folders = path.relative_to(FOLDER).parents[:-1]  # all but the client's folder itself
+    if any((FOLDER / folder).is_symlink() for folder in folders):
+        raise FileNotFoundError(path)
     if path.is_symlink() or not path.is_file():
         raise FileNotFoundError(path)
     return path.read_bytes()
@@ -83,6 +91,7 @@ async def page(request: web.Request) -> web.Response:
     return await send_file(request, "index.html")
 
 
-@routes.get("/web/{name}")
+# `.+`: the name may hold slashes (folders); NAME decides what it may be.
+@routes.get("/web/{name:.+}")
 async def asset(request: web.Request) -> web.Response:
     return await send_file(request, request.match_info["name"])

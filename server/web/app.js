@@ -1,21 +1,21 @@
 // The web client: a page of plain JavaScript modules on the public API and WebSocket only.
 // Views by the address's hash: #/ (play), #/play/ID, #/races, #/race/ID, #/watch (what to
 // watch), #/watch/ID, #/boards, #/me, #/player/ID, #/replay/ID.
-import { pickLanguage, setLanguage, t } from "./i18n.js";
-import { player } from "./session.js";
-import { el, problemText } from "./ui.js";
+import { pickLanguage, setLanguage, t } from "./lib/i18n.js";
+import { player } from "./lib/session.js";
+import { el, problemText } from "./lib/ui.js";
 
 const VIEWS = [
-  [/^\/?$/, "./play.js", () => ({})],
-  [/^\/play\/([\w-]+)$/, "./play.js", (m) => ({ id: m[1] })],
-  [/^\/boards$/, "./leaderboards.js", () => ({})],
-  [/^\/me$/, "./stats.js", () => ({ id: null })],
-  [/^\/player\/([\w-]+)$/, "./stats.js", (m) => ({ id: m[1] })],
-  [/^\/replay\/([\w-]+)$/, "./replay.js", (m) => ({ id: m[1] })],
-  [/^\/watch\/([\w-]+)$/, "./watch.js", (m) => ({ id: m[1] })],
-  [/^\/watch$/, "./live.js", () => ({})],
-  [/^\/races$/, "./races.js", () => ({})],
-  [/^\/race\/([\w-]+)$/, "./race.js", (m) => ({ id: m[1] })],
+  [/^\/?$/, "./views/play/view.js", () => ({})],
+  [/^\/play\/([\w-]+)$/, "./views/play/view.js", (m) => ({ id: m[1] })],
+  [/^\/boards$/, "./views/leaderboards.js", () => ({})],
+  [/^\/me$/, "./views/stats.js", () => ({ id: null })],
+  [/^\/player\/([\w-]+)$/, "./views/stats.js", (m) => ({ id: m[1] })],
+  [/^\/replay\/([\w-]+)$/, "./views/replay.js", (m) => ({ id: m[1] })],
+  [/^\/watch\/([\w-]+)$/, "./views/watch-game.js", (m) => ({ id: m[1] })],
+  [/^\/watch$/, "./views/watch-list.js", () => ({})],
+  [/^\/races$/, "./views/races.js", () => ({})],
+  [/^\/race\/([\w-]+)$/, "./views/race.js", (m) => ({ id: m[1] })],
 ];
 
 let leave = null;

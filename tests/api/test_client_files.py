@@ -1,5 +1,6 @@
-"""The web client's files: `/` and `/web/{name}`, only files of server/web, with a policy that
-keeps the page on its own origin, and every module the page imports present."""
+"""The web client's files: `/` and `/web/{name}` (down into its folders: `/web/lib/api.js`), only
+files of server/web, with a policy that keeps the page on its own origin, and every module the
+page imports present."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient
 
+from server.api import pages
 from server.api.pages import NAME
 
 WEB = Path(__file__).resolve().parents[2] / "server" / "web"
@@ -30,6 +33,8 @@ async def test_files_come_with_their_type_and_an_etag(client: TestClient[Any, An
         ("app.js", "text/javascript"),
         ("style.css", "text/css"),
         ("icon.svg", "image/svg+xml"),
+        ("lib/api.js", "text/javascript"),
+        ("views/play/view.js", "text/javascript"),
     ]:
         response = await client.get(f"/web/{name}")
         assert response.status == 200, name
@@ -57,15 +62,52 @@ async def test_nothing_outside_the_folder_is_served(client: TestClient[Any, Any]
         "/web/a%00b.js",
         "/web/" + "a" * 300 + ".js",
         "/web/app.py",
+        # the same through the client's folders
+        "/web/lib/..%2f..%2fapp.py",
+        "/web/lib/..%2F..%2F..%2Fpyproject.toml",
+        "/web/views/../../x",
+        "/web/views/..%2f..%2fapi%2fpages.py",
+        "/web/lib/%2e%2e/%2e%2e/app.py",
+        "/web/lib/../../../pyproject.toml",
+        "/web/lib/.hidden.js",
+        "/web/.git/config",
+        "/web/lib/",
+        "/web/lib",
+        "/web/lib//api.js",
+        "/web/lib/nothing.js",
+        "/web/lib/api.js/x.js",
+        "/web/views/play/view.js%00.js",
+        "/web/a/b/c/d.js",
     ]:
         response = await client.get(path)
         assert response.status == 404, path
         assert response.content_type == "application/problem+json", path
 
 
+async def test_a_link_in_the_folder_is_not_followed(
+    client: TestClient[Any, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "web"
+    (folder / "lib").mkdir(parents=True)
+    (folder / "lib" / "api.js").write_text("export {};\n", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.js").write_text("secret\n", encoding="utf-8")
+    (folder / "linked").symlink_to(outside, target_is_directory=True)
+    (folder / "lib" / "secret.js").symlink_to(outside / "secret.js")
+    monkeypatch.setattr(pages, "FOLDER", folder)
+    assert (await client.get("/web/lib/api.js")).status == 200
+    for path in ["/web/linked/secret.js", "/web/lib/secret.js"]:
+        response = await client.get(path)
+        assert response.status == 404, path
+        assert response.content_type == "application/problem+json", path
+
+
 def test_every_file_of_the_client_has_a_name_the_server_serves() -> None:
-    for path in WEB.iterdir():
-        assert NAME.fullmatch(path.name), path.name
+    for path in WEB.rglob("*"):
+        if path.is_file():
+            name = path.relative_to(WEB).as_posix()
+            assert NAME.fullmatch(name), name
 
 
 def test_every_file_the_page_loads_is_there() -> None:
@@ -74,9 +116,17 @@ def test_every_file_the_page_loads_is_there() -> None:
     assert {"app.js", "style.css"} <= set(referenced)
     for name in referenced:
         assert (WEB / name).is_file(), name
-    for script in WEB.glob("*.js"):
+    scripts = sorted(WEB.rglob("*.js"))
+    assert {"lib/api.js", "views/play/view.js"} <= {
+        script.relative_to(WEB).as_posix() for script in scripts
+    }
+    for script in scripts:
         text = script.read_text(encoding="utf-8")
-        imported = re.findall(r'"\./([\w.-]+\.js)"', text)  # imports and the router's views
-        for name in imported:
-            assert (WEB / name).is_file(), f"{script.name} imports a missing {name}"
-        assert "http://" not in text and "https://" not in text, script.name
+        name = script.relative_to(WEB).as_posix()
+        # imports and the router's views, relative to the module that names them
+        imported = re.findall(r'"(\.\.?/[\w./-]+\.js)"', text)
+        for relative in imported:
+            target = (script.parent / relative).resolve()
+            assert target.is_relative_to(WEB), f"{name} imports {relative}, outside the client"
+            assert target.is_file(), f"{name} imports a missing {relative}"
+        assert "http://" not in text and "https://" not in text, name

@@ -302,7 +302,7 @@ def test_the_page_hashes_like_subtle_crypto_without_it(page: Page, web_server: W
     sizes = [0, 1, 3, 55, 56, 63, 64, 65, 119, 120, 1000]
     hashes = page.evaluate(
         """async sizes => {
-          const deal = await import("/web/deal.js");
+          const deal = await import("/web/lib/deal.js");
           const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
           const out = [];
           for (const size of sizes) {

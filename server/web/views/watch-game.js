@@ -2,13 +2,13 @@
 // accepted action on the game is pushed here; face-down cards stay hidden. When the connection
 // drops, it reconnects with a growing pause and asks for what it missed (`since`). A secret
 // deal's code is null until the game ends (a daily deal's until its day ends): shown as hidden.
-import { get } from "./api.js";
-import { renderBoard } from "./board.js";
-import { formatTime, moveText } from "./cards.js";
-import { codeText } from "./deal.js";
-import { define, t } from "./i18n.js";
-import { player } from "./session.js";
-import { el } from "./ui.js";
+import { get } from "../lib/api.js";
+import { renderBoard } from "../lib/board.js";
+import { formatTime, moveText } from "../lib/cards.js";
+import { codeText } from "../lib/deal.js";
+import { define, t } from "../lib/i18n.js";
+import { player } from "../lib/session.js";
+import { el } from "../lib/ui.js";
 
 define({
   en: {

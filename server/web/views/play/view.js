@@ -18,16 +18,16 @@
 // the race's clock. The table is locked during the countdown and after the deadline (the
 // server's clock decides, not the browser's), there is no New game and no Hint (a race has
 // none), the clock runs from the race's start, and nothing is kept for the Play page.
-import { get, newKey, patch, post } from "./api.js";
-import { locate, renderBoard, cardElement } from "./board.js";
-import { formatTime, moveText, short } from "./cards.js";
+import { get, newKey, patch, post } from "../../lib/api.js";
+import { locate, renderBoard, cardElement } from "../../lib/board.js";
+import { formatTime, moveText, short } from "../../lib/cards.js";
 import {
   CODE_MAX_LENGTH, checkDeal, checkText, codeText, rememberDeal, secretDeal,
-} from "./deal.js";
-import { define, t } from "./i18n.js";
-import { refusalText } from "./races.js";
-import { ensurePlayer, forget } from "./session.js";
-import { dialog, el, fieldProblemText, problemText, toast } from "./ui.js";
+} from "../../lib/deal.js";
+import { define, t } from "../../lib/i18n.js";
+import { refusalText } from "../races.js";
+import { ensurePlayer, forget } from "../../lib/session.js";
+import { dialog, el, fieldProblemText, problemText, toast } from "../../lib/ui.js";
 
 const CURRENT = "solitaire.game";
 const DEFAULTS = {

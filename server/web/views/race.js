@@ -11,14 +11,14 @@
 // - Finished: the results (places, times, rating changes from each entry's `rating.before` and
 //   `rating.after` ordinals), the revealed code checked against the commitment first seen, and
 //   the replays.
-import { get, post } from "./api.js";
-import { formatDate, formatRating, formatTime } from "./cards.js";
-import { sha256Hex } from "./deal.js";
-import { define, t } from "./i18n.js";
-import { PlayView } from "./play.js";
+import { get, post } from "../lib/api.js";
+import { formatDate, formatRating, formatTime } from "../lib/cards.js";
+import { sha256Hex } from "../lib/deal.js";
+import { define, t } from "../lib/i18n.js";
+import { PlayView } from "./play/view.js";
 import { refusalText } from "./races.js";
-import { ensurePlayer, player } from "./session.js";
-import { el, problemText } from "./ui.js";
+import { ensurePlayer, player } from "../lib/session.js";
+import { el, problemText } from "../lib/ui.js";
 
 define({
   en: {

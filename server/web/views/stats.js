@@ -1,11 +1,11 @@
 // #/me and #/player/ID: a player's statistics per rule and their games, newest first. A game
 // whose deal is still secret shows it as hidden (SPEC 2.3 "Fair play").
-import { get, query } from "./api.js";
-import { formatDate, formatRating, formatTime } from "./cards.js";
-import { codeOrHidden } from "./deal.js";
-import { define, language, t } from "./i18n.js";
-import { player } from "./session.js";
-import { el, problemText } from "./ui.js";
+import { get, query } from "../lib/api.js";
+import { formatDate, formatRating, formatTime } from "../lib/cards.js";
+import { codeOrHidden } from "../lib/deal.js";
+import { define, language, t } from "../lib/i18n.js";
+import { player } from "../lib/session.js";
+import { el, problemText } from "../lib/ui.js";
 
 define({
   en: {

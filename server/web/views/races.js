@@ -7,11 +7,11 @@
 // The server words a race's refusals (409 problems with a `rule`) in English only: in Romanian
 // and Hebrew the page says the same from the rule (`refusalText`); in English it shows the
 // server's own words.
-import { get, post, query } from "./api.js";
-import { formatDate, formatTime } from "./cards.js";
-import { define, language, t } from "./i18n.js";
-import { ensurePlayer, player } from "./session.js";
-import { el, fieldProblemText, problemText } from "./ui.js";
+import { get, post, query } from "../lib/api.js";
+import { formatDate, formatTime } from "../lib/cards.js";
+import { define, language, t } from "../lib/i18n.js";
+import { ensurePlayer, player } from "../lib/session.js";
+import { el, fieldProblemText, problemText } from "../lib/ui.js";
 
 define({
   en: {

@@ -5,12 +5,12 @@
 // still secret (a daily deal until its day ends) is shown as hidden. "Race rating" shows the
 // race board instead (GET /api/v1/leaderboards/races: players by the ordinal of their OpenSkill
 // rating of the rule, SPEC 2.6.1).
-import { get, query } from "./api.js";
-import { formatDate, formatRating, formatTime } from "./cards.js";
-import { CODE_MAX_LENGTH, CODE_PATTERN, codeOrHidden, sha256Hex } from "./deal.js";
-import { define, t } from "./i18n.js";
-import { player } from "./session.js";
-import { el, problemText } from "./ui.js";
+import { get, query } from "../lib/api.js";
+import { formatDate, formatRating, formatTime } from "../lib/cards.js";
+import { CODE_MAX_LENGTH, CODE_PATTERN, codeOrHidden, sha256Hex } from "../lib/deal.js";
+import { define, t } from "../lib/i18n.js";
+import { player } from "../lib/session.js";
+import { el, problemText } from "../lib/ui.js";
 
 define({
   en: {

@@ -2,13 +2,13 @@
 // from the full deal by applying the server-verified actions in order. This is a viewer of a
 // log the server checked, not a rules engine: it never decides whether a move is legal (the
 // "Verify" button asks the server to replay and check the document).
-import { get, post } from "./api.js";
-import { renderBoard } from "./board.js";
-import { formatTime, moveText } from "./cards.js";
-import { codeOrHidden, sha256Hex } from "./deal.js";
-import { define, t } from "./i18n.js";
-import { buildPositions, visible } from "./positions.js";
-import { el, problemText } from "./ui.js";
+import { get, post } from "../lib/api.js";
+import { renderBoard } from "../lib/board.js";
+import { formatTime, moveText } from "../lib/cards.js";
+import { codeOrHidden, sha256Hex } from "../lib/deal.js";
+import { define, t } from "../lib/i18n.js";
+import { buildPositions, visible } from "../lib/positions.js";
+import { el, problemText } from "../lib/ui.js";
 
 define({
   en: {
