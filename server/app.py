@@ -1,4 +1,5 @@
-"""`create_app(settings)`: wiring only, no work at import time."""
+"""`create_app(settings, clock=...)`: wiring only, no work at import time. Every service reads the
+one clock it is given here (tests give one they move by hand)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,26 @@ from server.api import pages as client
 from server.api.cors import setup_cors
 from server.api.limits import BUDGET, RateBudget
 from server.api.problems import problem_middleware
-from server.keys import BOARDS, BROKER, ENGINE, RACES, SERVICE, SETTINGS, SOLVER
+from server.keys import (
+    BOARDS,
+    BROKER,
+    CLOCK,
+    ENGINE,
+    PLAYERS,
+    RACES,
+    SERVICE,
+    SETTINGS,
+    SOLVER,
+)
 from server.live import make_broker
 from server.services.cursors import Cursors
 from server.services.deals import SolverService, load_deal_secret
 from server.services.games import GameService
 from server.services.leaderboards import BoardService
+from server.services.players import PlayerService
 from server.services.races.lobby import RaceService
 from server.services.secrets import CURSOR_SECRET, load_server_secret
+from server.services.values import Clock, wall_clock_ms
 from server.settings import Settings
 from server.store.commits import open_committer
 from server.store.db import make_engine, migrate_async, sessionmakers, snapshot_sessions
@@ -29,6 +42,7 @@ from server.store.db import make_engine, migrate_async, sessionmakers, snapshot_
 async def database(app: web.Application) -> AsyncIterator[None]:
     """Creates (and migrates) the database engine, and disposes of it at shutdown."""
     settings = app[SETTINGS]
+    clock = app[CLOCK]
     if settings.migrate:
         await migrate_async(settings.database_url)
     engine = make_engine(settings.database_url)
@@ -38,18 +52,22 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     await broker.start()
     app[ENGINE] = engine
     app[BROKER] = broker
-    app[SERVICE] = GameService(readers, writers, committer, broker)
-    app[BOARDS] = BoardService(readers, Cursors(await load_server_secret(writers, CURSOR_SECRET)))
+    app[PLAYERS] = PlayerService(readers, writers, clock)
+    app[SERVICE] = GameService(readers, writers, committer, broker, clock, app[PLAYERS])
+    cursors = Cursors(await load_server_secret(writers, CURSOR_SECRET))
+    app[BOARDS] = BoardService(readers, cursors, clock)
     deal_secret = (
         settings.deal_secret.encode() if settings.deal_secret else await load_deal_secret(writers)
     )
-    app[SOLVER] = SolverService(readers, writers, app[SERVICE], deal_secret)
+    app[SOLVER] = SolverService(readers, writers, app[SERVICE], deal_secret, clock=clock)
     app[RACES] = RaceService(
         readers,
         writers,
         app[SERVICE],
         broker,
         app[SOLVER].winnable_code,
+        cursors,
+        clock,
         snapshots=snapshot_sessions(engine),
     )
     app[RACES].start_ticking()
@@ -67,7 +85,7 @@ async def rate_budget(app: web.Application) -> AsyncIterator[None]:
     await app[BUDGET].close()
 
 
-def create_app(settings: Settings) -> web.Application:
+def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Application:
     budget = RateBudget(
         settings.rate_limit,
         settings.rate_limit_storage,
@@ -80,6 +98,7 @@ def create_app(settings: Settings) -> web.Application:
     middlewares.insert(0, api_metrics.observe)
     app = web.Application(middlewares=middlewares, client_max_size=settings.body_limit)
     app[SETTINGS] = settings
+    app[CLOCK] = clock
     app[BUDGET] = budget
     app.cleanup_ctx.append(rate_budget)
     app.cleanup_ctx.append(database)

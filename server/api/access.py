@@ -1,15 +1,20 @@
-"""Helpers shared by the handlers: authentication, ids, JSON responses."""
+"""Who a request is: its principal (the player of its bearer token) and its address.
+
+The principal is resolved once per request, by the first to ask (the rate budget's middleware,
+else the handler), and kept on the request (`PRINCIPAL`): the token is parsed and looked up once,
+and every later ask gets the same answer, a refusal included."""
 
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 
 from aiohttp import web
 
-from server.keys import SERVICE, SETTINGS
+from server.keys import PLAYERS, SERVICE, SETTINGS
 from server.services.errors import Unauthorized
-from server.services.games import GameService, is_printable_ascii
-from server.services.values import Principal
+from server.services.games import GameService
+from server.services.values import Principal, is_printable_ascii
 from server.services.workers import Client
 
 TOKEN_MAX = 256
@@ -66,11 +71,37 @@ def bearer_token(header: str) -> str | None:
     return token
 
 
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The principal of a request, or why it has none (the detail of its 401)."""
+
+    principal: Principal | None
+    refusal: str | None = None
+
+
+PRINCIPAL = web.RequestKey("principal", Resolved)
+"""The request's principal once resolved (`authenticate`)."""
+
+
 async def authenticate(request: web.Request) -> Principal:
+    """The player of the request's bearer token, or Unauthorized (401). Resolved once per
+    request: a failure to read the database is not kept (it is raised, and asked again)."""
+    resolved = request.get(PRINCIPAL)
+    if resolved is None:
+        resolved = request[PRINCIPAL] = await _resolve(request)
+    if resolved.principal is None:
+        raise Unauthorized(resolved.refusal or "The bearer token is not valid.")
+    return resolved.principal
+
+
+async def _resolve(request: web.Request) -> Resolved:
     header = request.headers.get("Authorization")
     if not header:
-        raise Unauthorized("This call needs 'Authorization: Bearer <token>'.")
+        return Resolved(None, "This call needs 'Authorization: Bearer <token>'.")
     token = bearer_token(header)
     if token is None:
-        raise Unauthorized("The Authorization header must be 'Bearer <token>'.")
-    return await service(request).authenticate(token)
+        return Resolved(None, "The Authorization header must be 'Bearer <token>'.")
+    try:
+        return Resolved(await request.app[PLAYERS].authenticate(token))
+    except Unauthorized as exc:
+        return Resolved(None, exc.detail)

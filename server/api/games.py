@@ -180,12 +180,6 @@ async def abandon(request: web.Request) -> web.Response:
 async def live_games(request: web.Request) -> web.Response:
     """Games in play that anyone may watch, most recently active first, paged."""
     q = query_of(request, LiveGamesQueryIn)
-    boards = request.app[BOARDS]
-    after = None
-    if q.after is not None:
-        active, game_id = boards.cursors.decode(q.after, "live", (int, str))
-        after = (active, game_id)
-    views, cursor = await boards.live_games(limit=q.limit, after=after)
-    next_cursor = boards.cursors.encode(list(cursor), "live") if cursor is not None else None
-    body = {"games": [game_json(view) for view in views], "next": next_cursor}
-    return json_response(body, headers=next_link(request, next_cursor))
+    page = await request.app[BOARDS].live_games(limit=q.limit, after=q.after)
+    body = {"games": [game_json(view) for view in page.items], "next": page.next}
+    return json_response(body, headers=next_link(request, page.next))

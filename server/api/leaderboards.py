@@ -17,7 +17,7 @@ routes = web.RouteTableDef()
 async def leaderboards(request: web.Request) -> web.Response:
     q = query_of(request, BoardQueryIn)
     # A deal's board is of the deal's rule, whatever `rule` says.
-    rule = (DealCode.parse(q.code).rule if q.code is not None else q.rule).value
+    rule = DealCode.parse(q.code).rule if q.code is not None else q.rule
     page = await request.app[BOARDS].leaderboard(
         rule=rule,
         by=q.by,
@@ -30,7 +30,7 @@ async def leaderboards(request: web.Request) -> web.Response:
     )
     now = page.now_ms
     body = {
-        "rule": rule,
+        "rule": rule.value,
         "by": q.by,
         "period": q.period,
         "code": page.code,
@@ -51,7 +51,7 @@ async def leaderboards(request: web.Request) -> web.Response:
                 "moves": row.moves,
                 "finished_at": iso(row.finished_ms),
             }
-            for rank, row in page.rows
+            for rank, row in page.items
         ],
         "next": page.next,
     }

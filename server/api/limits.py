@@ -12,8 +12,10 @@ before anything else looks at it, to two budgets at once, and refused with `429`
   The client is the player of the bearer token when the token is a real player's, else the
   address (its anonymous requests). Whether a token is real is asked only once the address's
   budget has allowed the request: tokens this process has verified are known without a read
-  (`GameService.known_player`), others are looked up once (and then known). A made-up token
-  is no player: the request is charged as anonymous, and the handler answers it with `401`.
+  (`PlayerService.authenticate`), others are looked up once (and then known). The principal so
+  resolved is kept on the request for its handler (`server.api.access.authenticate`): a token
+  is parsed once a request. A made-up token is no player: the request is charged as anonymous,
+  and the handler answers it with `401`.
 
 Before any budget, an address may have `IN_FLIGHT_PER_ADDRESS` (16) requests being answered at
 once in a process (a WebSocket session is charged, not counted): one more is refused, so that a
@@ -66,10 +68,8 @@ from limits.errors import StorageError
 from redis.asyncio import ConnectionPool
 
 from server import metrics
-from server.api.access import bearer_token, client_address
+from server.api.access import authenticate, client_address
 from server.api.problems import Handler, problem_response
-from server.keys import SERVICE
-from server.services.games import is_printable_ascii
 from server.settings import DEFAULT_SIGNUP_LIMIT, REDIS_SCHEMES, SettingsError
 
 log = logging.getLogger(__name__)
@@ -196,22 +196,13 @@ class RateBudget:
         return client_address(request, self.trust_forwarded)
 
     @staticmethod
-    def token(request: web.Request) -> str | None:
-        """The bearer token a request carries, if it could be one of ours at all."""
-        token = bearer_token(request.headers.get("Authorization", ""))
-        return token if token is not None and is_printable_ascii(token) else None
-
-    @staticmethod
-    async def player(request: web.Request, token: str | None) -> str | None:
-        """The id of the player whose token this is, if it is a real player's."""
-        if token is None:
+    async def player(request: web.Request) -> str | None:
+        """The id of the request's player, if its token is a real player's (resolved once for
+        the request: the handler gets the same principal)."""
+        if not request.headers.get("Authorization"):
             return None
-        service = request.app[SERVICE]
-        known = service.known_player(token)
-        if known is not None:
-            return known
         try:
-            return (await service.authenticate(token)).id
+            return (await authenticate(request)).id
         except Exception:  # the handler answers for the token (401, or the database's failure)
             return None
 
@@ -281,7 +272,7 @@ class RateBudget:
         address's sign-ups; the refusal when one is spent."""
         refusal = await self.charge_address(address)
         if refusal is None:
-            player = await self.player(request, self.token(request))
+            player = await self.player(request)
             refusal = await self.charge_client(address, player)
         if refusal is None and request.method == "POST" and request.path == SIGNUP_PATH:
             refusal = await self.sign_up(address)

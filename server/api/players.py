@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 
-from server.api.access import authenticate, service, viewer
+from server.api.access import authenticate, viewer
 from server.api.problems import read_json, validation_problem
 from server.api.render import game_json, iso, json_response, next_link, replay_json
 from server.api.schemas import GamesQueryIn, NewPlayerIn, SettingsIn, path_id, query_of
-from server.keys import BOARDS
-from server.services.games import PlayerInfo
+from server.engine import Status
+from server.keys import BOARDS, PLAYERS
+from server.services.players import PlayerInfo
 from server.store.games import GameFilter
-from server.store.records import utc_day
 
 routes = web.RouteTableDef()
 
@@ -24,7 +23,7 @@ routes = web.RouteTableDef()
 @routes.post("/api/v1/players")
 async def create_player(request: web.Request) -> web.Response:
     body = await read_json(request, NewPlayerIn)
-    player = await service(request).create_player(body.name)
+    player = await request.app[PLAYERS].create_player(body.name)
     return json_response(
         {"id": player.id, "name": player.name, "token": player.token},
         status=201,
@@ -34,7 +33,7 @@ async def create_player(request: web.Request) -> web.Response:
 
 @routes.get("/api/v1/players/{id}")
 async def get_player(request: web.Request) -> web.Response:
-    player = await service(request).get_player(path_id(request))
+    player = await request.app[PLAYERS].get_player(path_id(request))
     return json_response(
         {"id": player.id, "name": player.name, "created_at": iso(player.created_ms)}
     )
@@ -48,7 +47,7 @@ def _settings(player: PlayerInfo) -> web.Response:
 async def get_settings(request: web.Request) -> web.Response:
     player_id = path_id(request)
     principal = await authenticate(request)
-    return _settings(await service(request).update_settings(principal, player_id, {}))
+    return _settings(await request.app[PLAYERS].update_settings(principal, player_id, {}))
 
 
 @routes.patch("/api/v1/players/{id}/settings")
@@ -56,7 +55,8 @@ async def patch_settings(request: web.Request) -> web.Response:
     player_id = path_id(request)
     principal = await authenticate(request)
     body = await read_json(request, SettingsIn)
-    return _settings(await service(request).update_settings(principal, player_id, body.changes()))
+    changes = body.changes()
+    return _settings(await request.app[PLAYERS].update_settings(principal, player_id, changes))
 
 
 @routes.get("/api/v1/players/{id}/stats")
@@ -66,7 +66,7 @@ async def stats(request: web.Request) -> web.Response:
     return json_response({"player": {"id": player_id, "name": name}, "rules": per_rule})
 
 
-async def _filter(request: web.Request, player_id: str, q: GamesQueryIn) -> GameFilter:
+def _filter(player_id: str, q: GamesQueryIn) -> GameFilter:
     def ms(moment: datetime | None) -> int | None:
         if moment is None:
             return None
@@ -74,15 +74,13 @@ async def _filter(request: web.Request, player_id: str, q: GamesQueryIn) -> Game
             moment = moment.replace(tzinfo=UTC)
         return int(moment.timestamp() * 1000)
 
-    asker = await viewer(request)
-    others = asker is None or asker.id != player_id
+    statuses = q.statuses()
     return GameFilter(
         player_id=player_id,
-        rule=q.rule.value if q.rule is not None else None,
-        status=q.statuses(),
+        rule=q.rule,
+        status=tuple(Status(s) for s in statuses) if statuses is not None else None,
         since_ms=ms(q.since),
         until_ms=ms(q.until),
-        hide_daily_from=utc_day(request.app[BOARDS].clock()) if others else None,
     )
 
 
@@ -90,10 +88,10 @@ async def _filter(request: web.Request, player_id: str, q: GamesQueryIn) -> Game
 async def player_games(request: web.Request) -> web.Response:
     player_id = path_id(request)
     q = query_of(request, GamesQueryIn)
-    f = await _filter(request, player_id, q)
-    page = await request.app[BOARDS].games(f, after=q.after, limit=q.limit)
+    f = _filter(player_id, q)
+    page = await request.app[BOARDS].games(f, await viewer(request), after=q.after, limit=q.limit)
     body: dict[str, Any] = {
-        "games": [game_json(view) for view in page.games],
+        "games": [game_json(view) for view in page.items],
         "next": page.next,
     }
     return json_response(body, headers=next_link(request, page.next))
@@ -112,10 +110,7 @@ async def export(request: web.Request) -> web.StreamResponse:
                 for name in paging
             ]
         )
-    f = await _filter(request, player_id, q)
-    finished = tuple(s for s in (f.status or ("won", "abandoned")) if s != "active")
-    f = replace(f, status=finished or ("none",))
-    games = await request.app[BOARDS].export(f)
+    games = await request.app[BOARDS].export(_filter(player_id, q), await viewer(request))
     response = web.StreamResponse(
         headers={
             "Content-Type": "application/x-ndjson",

@@ -8,8 +8,7 @@ from server.api.access import authenticate, client_of
 from server.api.problems import read_json
 from server.api.render import json_response, next_link, race_json
 from server.api.schemas import NewRaceIn, RaceBoardQueryIn, RacesQueryIn, path_id, query_of
-from server.keys import BOARDS, RACES
-from server.store import races as store
+from server.keys import RACES
 
 routes = web.RouteTableDef()
 
@@ -35,17 +34,9 @@ async def create(request: web.Request) -> web.Response:
 @routes.get("/api/v1/races")
 async def listing(request: web.Request) -> web.Response:
     q = query_of(request, RacesQueryIn)
-    cursors = request.app[BOARDS].cursors
-    after = None
-    if q.after is not None:
-        created, race_id = cursors.decode(q.after, "races", (int, str))
-        after = (created, race_id)
-    views, cursor = await request.app[RACES].page(
-        status=q.status, rule=q.rule.value if q.rule else None, limit=q.limit, after=after
-    )
-    next_cursor = cursors.encode(list(cursor), "races") if cursor is not None else None
-    body = {"races": [race_json(v) for v in views], "next": next_cursor}
-    return json_response(body, headers=next_link(request, next_cursor))
+    page = await request.app[RACES].page(status=q.status, rule=q.rule, limit=q.limit, after=q.after)
+    body = {"races": [race_json(v) for v in page.items], "next": page.next}
+    return json_response(body, headers=next_link(request, page.next))
 
 
 @routes.get("/api/v1/races/{id}")
@@ -79,36 +70,20 @@ async def start(request: web.Request) -> web.Response:
 async def board(request: web.Request) -> web.Response:
     """Players by their race rating's ordinal (players with a finished race)."""
     q = query_of(request, RaceBoardQueryIn)
-    board_key = f"races-{q.rule.value}"
-    cursors = request.app[BOARDS].cursors
-    after = None
-    if q.after is not None:
-        ordinal, races, player_id = cursors.decode(q.after, board_key, (float, int, str))
-        after = (ordinal, races, player_id)
-    races_service = request.app[RACES]
-    async with races_service.readers.begin() as session:
-        rows = await store.rating_board(session, q.rule.value, q.limit + 1, after)
-        # The rank is counted, never taken from the client.
-        rank = await store.rating_rank(session, q.rule.value, after) if rows and after else 0
-    more = len(rows) > q.limit
-    rows = rows[: q.limit]
-    next_cursor = None
-    if more and rows:
-        last = rows[-1]
-        next_cursor = cursors.encode([last.ordinal, last.races, last.player_id], board_key)
+    page = await request.app[RACES].board(q.rule, limit=q.limit, after=q.after)
     body = {
-        "rule": q.rule.value,
+        "rule": page.rule.value,
         "entries": [
             {
-                "rank": rank + i + 1,
+                "rank": rank,
                 "player": {"id": row.player_id, "name": row.name},
                 "mu": row.mu,
                 "sigma": row.sigma,
                 "ordinal": row.ordinal,
                 "races": row.races,
             }
-            for i, row in enumerate(rows)
+            for rank, row in page.items
         ],
-        "next": next_cursor,
+        "next": page.next,
     }
-    return json_response(body, headers=next_link(request, next_cursor))
+    return json_response(body, headers=next_link(request, page.next))

@@ -265,16 +265,16 @@ class SolverService:
 
     async def _draw_and_store(self, day: str, rule: Rule) -> str:
         async with self.readers.begin() as session:
-            stored = await deal_rows.daily_deal(session, day, rule.value)
+            stored = await deal_rows.daily_deal(session, day, rule)
         if stored is None:
             drawn = await self._draw_daily(day, rule)
             try:
                 async with self.writers.begin() as session:
-                    await deal_rows.insert_daily_deal(session, day, rule.value, drawn, self.clock())
+                    await deal_rows.insert_daily_deal(session, day, rule, drawn, self.clock())
             except IntegrityError:
                 pass  # another process stored the day's deal first
             async with self.readers.begin() as session:
-                stored = await deal_rows.daily_deal(session, day, rule.value)
+                stored = await deal_rows.daily_deal(session, day, rule)
             assert stored is not None
         self._daily[(day, rule)] = stored
         return stored
@@ -284,7 +284,7 @@ class SolverService:
         cached = self._daily.get((day, rule))
         if cached is None:
             async with self.readers.begin() as session:
-                cached = await deal_rows.daily_deal(session, day, rule.value)
+                cached = await deal_rows.daily_deal(session, day, rule)
             if cached is None:
                 return None
             self._daily[(day, rule)] = cached

@@ -137,3 +137,8 @@ class OneAtATime(Problem):
     slug = "too-many-requests"
     title = "Too many requests"
     headers = {"Retry-After": "1"}  # noqa: RUF012
+
+
+def refused(rule: str, detail: str) -> RaceConflict:
+    """A race's refusal of a request, with the rule that refused it."""
+    return RaceConflict(detail, rule=rule)

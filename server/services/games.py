@@ -13,7 +13,6 @@ replaced only once that write has committed, so a view handed out is never chang
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import secrets
 import uuid
@@ -42,13 +41,11 @@ from server.services.errors import (
     Busy,
     Forbidden,
     IdempotencyKeyReused,
-    NameTaken,
     NotFound,
     RaceConflict,
-    Unauthorized,
     VersionConflict,
 )
-from server.services.names import name_key
+from server.services.players import PlayerService
 from server.services.values import (
     MAX_ACTIONS,
     ActionRequest,
@@ -59,7 +56,6 @@ from server.services.values import (
     wall_clock_ms,
 )
 from server.store import games as game_rows
-from server.store import players as player_rows
 from server.store.commits import (
     Committer,
     GameCommit,
@@ -68,45 +64,12 @@ from server.store.commits import (
     decode_answer,
     encode_answer,
 )
-from server.store.models import Player
 from server.store.records import GameRecord, LoggedMove, utc_day
 
 log = logging.getLogger(__name__)
 
 CHANGE_ATTEMPTS = 8
 """How often a change is decided again after another process changed the game first."""
-
-
-def is_printable_ascii(text: str) -> bool:
-    """Whether `text` is printable ASCII (what tokens and idempotency keys are made of)."""
-    return text.isascii() and text.isprintable()
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-SETTING_NAMES = ("double_click", "placement_help", "interactive_rules", "auto_placement")
-
-
-@dataclass(frozen=True, slots=True)
-class PlayerInfo:
-    id: str
-    name: str
-    created_ms: int
-    settings: dict[str, bool]
-
-    @classmethod
-    def of(cls, player: Player) -> PlayerInfo:
-        settings = {name: bool(getattr(player, name)) for name in SETTING_NAMES}
-        return cls(player.id, player.name, player.created_ms, settings)
-
-
-@dataclass(frozen=True, slots=True)
-class NewPlayer:
-    id: str
-    name: str
-    token: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +81,8 @@ class Decision:
     game: Game
     move: str | None
     assisted: bool
+    timed_out: bool = False
+    """The time-out of a race game at its race's deadline (`GameService.time_out`)."""
 
 
 Decide = Callable[[GameView], Decision | None]
@@ -176,96 +141,22 @@ class GameService:
         committer: Committer,
         broker: Broker | None = None,
         clock: Clock = wall_clock_ms,
+        players: PlayerService | None = None,
     ) -> None:
         self.readers = readers
         self.writers = writers
         self.clock = clock
         self.committer = committer
         self.broker = broker if broker is not None else LocalBroker()
+        self.players = players if players is not None else PlayerService(readers, writers, clock)
         self.cache = GameCache()
-        self._principals: OrderedDict[str, Principal] = OrderedDict()
-        self._unknown: OrderedDict[str, None] = OrderedDict()
-        """Hashes of tokens looked up and found to be no player's (the most recent 10,000)."""
         self.on_race_change: Callable[[Applied], Awaitable[None]] | None = None
         """Told of every committed change to a race game (the race's standings changed)."""
 
-    # ---------------------------------------------------------------- players
-
-    async def create_player(self, name: str) -> NewPlayer:
-        """A new player; `name` is already checked (`server.services.names.checked_name`). No two
-        players share a name's key: NameTaken (409) if another has it."""
-        token = secrets.token_urlsafe(32)
-        player_id = str(uuid.uuid4())
-        try:
-            async with self.writers.begin() as session:
-                await player_rows.insert_player(
-                    session,
-                    id=player_id,
-                    name=name,
-                    name_key=name_key(name),
-                    token_hash=hash_token(token),
-                    created_ms=self.clock(),
-                    double_click=True,
-                    placement_help=True,
-                    interactive_rules=True,
-                    auto_placement=False,
-                )
-        except IntegrityError:
-            raise NameTaken(name) from None  # the unique index on name_key
-        return NewPlayer(player_id, name, token)
-
-    def known_player(self, token: str) -> str | None:
-        """The id of the player of `token` if this process has verified it before."""
-        if not is_printable_ascii(token):
-            return None
-        principal = self._principals.get(hash_token(token))
-        return principal.id if principal is not None else None
-
     async def authenticate(self, token: str) -> Principal:
-        """The player whose token this is; tokens never change, so they are cached. A token is
-        printable ASCII (ours are URL-safe base64): anything else is no token of ours."""
-        if not is_printable_ascii(token):
-            raise Unauthorized("The bearer token is not valid.")
-        token_hash = hash_token(token)
-        cached = self._principals.get(token_hash)
-        if cached is not None:
-            return cached
-        if token_hash in self._unknown:
-            raise Unauthorized("The bearer token is not valid.")
-        async with self.readers.begin() as session:
-            found = await player_rows.player_by_token_hash(session, token_hash)
-        if found is None:
-            # Made-up tokens are not looked up again (a token is known to its client only once
-            # its player is stored, so one that is unknown now stays unknown).
-            self._unknown[token_hash] = None
-            if len(self._unknown) > 10_000:
-                self._unknown.popitem(last=False)
-            raise Unauthorized("The bearer token is not valid.")
-        principal = Principal(*found)
-        self._principals[token_hash] = principal
-        if len(self._principals) > 10_000:
-            self._principals.popitem(last=False)
-        return principal
-
-    async def get_player(self, player_id: str) -> PlayerInfo:
-        async with self.readers.begin() as session:
-            player = await player_rows.player_by_id(session, player_id)
-            if player is None:
-                raise NotFound(f"There is no player {player_id!r}.")
-            return PlayerInfo.of(player)
-
-    async def update_settings(
-        self, principal: Principal, player_id: str, changes: dict[str, bool]
-    ) -> PlayerInfo:
-        """Changes some (or, to read them, none) of the player's own play settings."""
-        if principal.id != player_id:
-            raise Forbidden("Only the player may read or change their settings.")
-        async with (self.writers if changes else self.readers).begin() as session:
-            if changes:
-                await player_rows.update_player(session, player_id, **changes)
-            player = await player_rows.player_by_id(session, player_id)
-            assert player is not None
-            return PlayerInfo.of(player)
+        """The player of a bearer token (`PlayerService.authenticate`; the WebSocket's sign-in
+        asks the game service)."""
+        return await self.players.authenticate(token)
 
     # ---------------------------------------------------------------- games
 
@@ -288,38 +179,17 @@ class GameService:
             secret = True
         game = Game.deal(code)
         now = self.clock()
-        values = {
-            "id": str(uuid.uuid4()),
-            "player_id": player.id,
-            "code": str(code),
-            "rule": code.rule.value,
-            "chosen": not secret,
-            "status": game.status.value,
-            "score": 0,
-            "moves": 0,
-            "version": 0,
-            "snapshot": dumps(game),
-            "created_ms": now,
-            "started_ms": None,
-            "finished_ms": None,
-            "elapsed_ms": None,
-            "assisted": False,
-            "daily": daily,
-            "practice": False,
-            "secret_deal": secret,
-            "ranked_score": 0,
-            "active_ms": now,
-        }
+        row = new_game_row(player.id, code, game, now, secret=secret, daily=daily)
         try:
             async with self.writers.begin() as session:
-                await game_rows.insert_game(session, **values)
+                await game_rows.insert_game(session, row)
         except IntegrityError:
             if daily is None:
                 raise
-            values["practice"] = True  # the player's ranked attempt of the day exists
+            row = replace(row, practice=True)  # the player's ranked attempt of the day exists
             async with self.writers.begin() as session:
-                await game_rows.insert_game(session, **values)
-        view = GameView(GameRecord(**values), player.name, game, now)  # type: ignore[arg-type]
+                await game_rows.insert_game(session, row)
+        view = GameView(row, player.name, game, now)
         self.cache.put(view)
         return view
 
@@ -449,21 +319,53 @@ class GameService:
 
         return await self._change(player, game_id, decide)
 
+    async def time_out(self, game_id: str) -> Applied:
+        """A race game still active at its race's deadline ends, timed out: abandoned, its clock
+        stopped at the deadline. A change like any other (a version, its watchers told, the
+        cache swapped on commit), and the only one a game takes at or after its deadline. The
+        server decides it: no player's ownership is checked. A game already ended is left as it
+        is (`Applied.move` None and the view unchanged)."""
+
+        def decide(view: GameView) -> Decision | None:
+            if view.game.status is not Status.ACTIVE or view.row.deadline_ms is None:
+                return None
+            game = view.game.copy()
+            game.abandon()
+            return Decision(game, None, view.row.assisted, timed_out=True)
+
+        return await self._change(None, game_id, decide)
+
     async def _change(
         self,
-        player: Principal,
+        player: Principal | None,
         game_id: str,
         decide: Decide,
         key: str | None = None,
         fingerprint: str = "",
     ) -> Applied:
-        """The one path of every change to a game (see the module docstring).
+        """The one path of every change to a game (see the module docstring); `player` is who
+        asks (None: the server itself, for a race time-out).
 
         A refusal, or a stale `expected_version`, on a cached view is decided again on a fresh
         read, since the cache may be behind another process; a commit that finds the game at
         another version reloads and decides again. With an idempotency key, a refusal or a
         conflict first looks for the key's stored answer: it is a retry of an applied action.
+        A committed change to a race game is told to its race once the game's lock is released.
         """
+        applied, committed = await self._decided(player, game_id, decide, key, fingerprint)
+        if committed and applied.view.row.race_id is not None:
+            await self._race_changed(applied)
+        return applied
+
+    async def _decided(
+        self,
+        player: Principal | None,
+        game_id: str,
+        decide: Decide,
+        key: str | None,
+        fingerprint: str,
+    ) -> tuple[Applied, bool]:
+        """`_change` under the game's lock: the answer, and whether this call committed it."""
         slot = self.cache.slot(game_id)
         async with slot.lock:
             for _ in range(CHANGE_ATTEMPTS):
@@ -475,22 +377,22 @@ class GameService:
                         self.cache.discard(game_id, slot)
                         raise
                 view = slot.view
-                if view.row.player_id != player.id:
+                if player is not None and view.row.player_id != player.id:
                     raise Forbidden("This game belongs to another player.")
                 try:
                     decision = decide(view)
                 except (IllegalMove, VersionConflict):
-                    if key is not None:
+                    if key is not None and player is not None:
                         stored = await self._stored(player, key, fingerprint)
                         if stored is not None:
-                            return stored
+                            return stored, False
                     if fresh:
                         raise
                     slot.view = None
                     continue
                 now = self.clock()
                 if decision is None:
-                    return Applied(None, replace(view, now_ms=now))
+                    return Applied(None, replace(view, now_ms=now)), False
                 applied = Applied(
                     decision.move,
                     GameView(
@@ -501,7 +403,7 @@ class GameService:
                 if key is not None or self.broker.carries_answers:
                     answer = encode_answer(applied)
                 record = None
-                if key is not None and answer is not None:
+                if key is not None and player is not None and answer is not None:
                     record = IdempotencyRecord(player.id, key, fingerprint, answer, now)
                 outcome = await self.committer.commit(
                     GameCommit(
@@ -510,18 +412,17 @@ class GameService:
                         at_ms=now,
                         record=record,
                         notify=self.broker.payload(applied, answer),
+                        timed_out=decision.timed_out,
                     )
                 )
                 if outcome is Outcome.COMMITTED:
                     slot.view = applied.view
                     await self.broker.published(applied)
-                    if applied.view.row.race_id is not None:
-                        await self._race_changed(applied)
-                    return applied
-                if outcome is Outcome.KEY_TAKEN and key is not None:
+                    return applied, True
+                if outcome is Outcome.KEY_TAKEN and key is not None and player is not None:
                     stored = await self._stored(player, key, fingerprint)
                     if stored is not None:
-                        return stored
+                        return stored, False
                 slot.view = None  # another process changed the game: read it again
         raise Busy("Other changes to this game kept coming first; try again.")
 
@@ -572,16 +473,17 @@ def next_row(row: GameRecord, decision: Decision, now: int) -> GameRecord:
     if started is None and decision.move is not None:
         started = now
     finished, elapsed = row.finished_ms, row.elapsed_ms
-    if game.status is not Status.ACTIVE and row.status == Status.ACTIVE.value:
-        finished = now
-        elapsed = max(0, now - started) if started is not None else 0
+    if game.status is not Status.ACTIVE and row.status is Status.ACTIVE:
+        # A time-out stops the clock at the deadline: the race's whole time limit.
+        finished = row.deadline_ms if decision.timed_out and row.deadline_ms is not None else now
+        elapsed = max(0, finished - started) if started is not None else 0
     # A daily game changed after its UTC day (its code now public) is practice from then on.
     practice = row.practice or (row.daily is not None and utc_day(now) > row.daily)
     return replace(
         row,
         practice=practice,
         active_ms=now,
-        status=game.status.value,
+        status=game.status,
         score=game.score,
         moves=game.moves,
         ranked_score=game.ranked_score,
@@ -591,6 +493,53 @@ def next_row(row: GameRecord, decision: Decision, now: int) -> GameRecord:
         finished_ms=finished,
         elapsed_ms=elapsed,
         assisted=decision.assisted,
+        timed_out=row.timed_out or decision.timed_out,
+    )
+
+
+def new_game_row(
+    player_id: str,
+    code: DealCode,
+    game: Game,
+    now: int,
+    *,
+    secret: bool,
+    daily: str | None = None,
+    race_id: str | None = None,
+    starts_ms: int | None = None,
+    deadline_ms: int | None = None,
+) -> GameRecord:
+    """The row of a game just dealt (`game`, of `code`) to a player at `now`: the one factory of
+    a new game, for a game asked for (`GameService.create_game`) and a racer's (the start of a
+    race). A code the player gave is chosen, not `secret`; a daily game is ranked unless the
+    player's attempt of the day exists. A race game (`race_id`) is practice, hidden until its
+    race ends, its clock starting at the race's `starts_ms` and stopping at `deadline_ms`."""
+    racing = race_id is not None
+    return GameRecord(
+        id=str(uuid.uuid4()),
+        player_id=player_id,
+        code=str(code),
+        rule=code.rule,
+        chosen=not secret,
+        status=game.status,
+        score=0,
+        moves=0,
+        version=0,
+        snapshot=dumps(game),
+        created_ms=now,
+        started_ms=starts_ms,
+        finished_ms=None,
+        elapsed_ms=None,
+        assisted=False,
+        daily=daily,
+        practice=racing,
+        secret_deal=secret,
+        ranked_score=0,
+        race_id=race_id,
+        timed_out=False,
+        deadline_ms=deadline_ms,
+        race_hidden=racing,
+        active_ms=now,
     )
 
 

@@ -14,16 +14,17 @@ carries no rank: the rank of the rows after it is counted in the database.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from server.engine import Rule, Status
 from server.engine.snapshot import loads
 from server.services.cursors import Cursors, fingerprint
 from server.services.errors import NotFound
-from server.services.values import Clock, GameView, wall_clock_ms
+from server.services.values import Clock, GameView, Page, Principal, wall_clock_ms
 from server.store import deals as deal_rows
 from server.store import games as game_rows
 from server.store import leaderboards as board_rows
@@ -58,18 +59,12 @@ def day_end(day: str) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class BoardPage:
-    rows: list[tuple[int, board_rows.BoardRow]]
-    next: str | None
+class BoardPage(Page[tuple[int, board_rows.BoardRow]]):
+    """A page of a leaderboard: (rank, entry) pairs."""
+
     now_ms: int
     code: str | None
     """The board's deal code as it may be shown (a daily deal's only once its day is over)."""
-
-
-@dataclass(frozen=True, slots=True)
-class GamesPage:
-    games: list[GameView]
-    next: str | None
 
 
 class BoardService:
@@ -86,7 +81,7 @@ class BoardService:
     async def leaderboard(
         self,
         *,
-        rule: str,
+        rule: Rule,
         by: str,
         period: str,
         assisted: bool,
@@ -103,7 +98,7 @@ class BoardService:
             # The daily board: the day's deal of the rule, games finished within the day.
             async with self.readers.begin() as session:
                 code = await deal_rows.daily_deal(session, daily, rule)
-            shown = code if code_revealed(True, daily, "won", now) else None
+            shown = code if code_revealed(True, daily, Status.WON, now) else None
             until = day_end(daily)
         position: tuple[int, int, str] | None = None
         if after is not None:
@@ -144,14 +139,11 @@ class BoardService:
             if player is None:
                 raise NotFound(f"There is no player {player_id!r}.")
             games = await game_rows.finished_games(session, player_id)
-            ratings = {
-                rule: await race_store.rating_of(session, player_id, rule)
-                for rule in ("classic", "relaxed")
-            }
+            ratings = {rule: await race_store.rating_of(session, player_id, rule) for rule in Rule}
         today = datetime.fromtimestamp(self.clock() / 1000, UTC).date()
         out = {}
-        for rule in ("classic", "relaxed"):
-            stats = rule_stats([g for g in games if g.rule == rule], today)
+        for rule in Rule:
+            stats = rule_stats([g for g in games if g.rule is rule], today)
             rating = ratings[rule]
             stats["race"] = (
                 {
@@ -163,27 +155,47 @@ class BoardService:
                 if rating is not None
                 else {"mu": RACE_MU, "sigma": RACE_SIGMA, "ordinal": 0.0, "races": 0}
             )
-            out[rule] = stats
+            out[rule.value] = stats
         return player.name, out
 
-    async def live_games(
-        self, *, limit: int, after: tuple[int, str] | None
-    ) -> tuple[list[GameView], tuple[int, str] | None]:
+    async def live_games(self, *, limit: int, after: str | None) -> Page[GameView]:
         """Games in play that anyone may watch, most recently active first: not daily games
         before their day ends, not race games before their race ends."""
+        position = None
+        if after is not None:
+            active, game_id = self.cursors.decode(after, "live", (int, str))
+            position = (active, game_id)
         now = self.clock()
         async with self.readers.begin() as session:
-            rows = await game_rows.live_games(session, utc_day(now), limit=limit + 1, after=after)
+            rows = await game_rows.live_games(
+                session, utc_day(now), limit=limit + 1, after=position
+            )
         more = len(rows) > limit
         rows = rows[:limit]
         views = [GameView(row, name, loads(row.snapshot), now) for row, name in rows]
         cursor = None
         if more and rows:
             last = rows[-1][0]
-            cursor = (last.active_ms or 0, last.id)
-        return views, cursor
+            cursor = self.cursors.encode([last.active_ms or 0, last.id], "live")
+        return Page(views, cursor)
 
-    async def games(self, f: game_rows.GameFilter, *, after: str | None, limit: int) -> GamesPage:
+    def _seen_by(self, f: game_rows.GameFilter, viewer: Principal | None) -> game_rows.GameFilter:
+        """The filter as `viewer` may see the player's games: others see no daily game before
+        its day ends, and no race game before its race ends."""
+        if viewer is not None and viewer.id == f.player_id:
+            return f
+        return replace(f, hide_daily_from=utc_day(self.clock()))
+
+    async def games(
+        self,
+        f: game_rows.GameFilter,
+        viewer: Principal | None,
+        *,
+        after: str | None,
+        limit: int,
+    ) -> Page[GameView]:
+        """A page of a player's games (`f`) as `viewer` may see them, newest first."""
+        f = self._seen_by(f, viewer)
         board = fingerprint("games", f)
         position = None
         if after is not None:
@@ -201,11 +213,17 @@ class BoardService:
         next_cursor = None
         if more and rows:
             next_cursor = self.cursors.encode([rows[-1].created_ms, rows[-1].id], board)
-        return GamesPage(views, next_cursor)
+        return Page(views, next_cursor)
 
-    async def export(self, f: game_rows.GameFilter) -> AsyncIterator[tuple[GameView, list[Any]]]:
-        """The player's finished games, oldest first, with their move logs, a chunk at a time
-        (never all in memory)."""
+    async def export(
+        self, f: game_rows.GameFilter, viewer: Principal | None
+    ) -> AsyncIterator[tuple[GameView, list[Any]]]:
+        """The player's finished games (of those `f` asks for) as `viewer` may see them, oldest
+        first, with their move logs, a chunk at a time (never all in memory)."""
+        finished = [
+            s for s in (f.status or (Status.WON, Status.ABANDONED)) if s is not Status.ACTIVE
+        ]
+        f = replace(self._seen_by(f, viewer), status=finished)
         async with self.readers.begin() as session:
             player = await player_rows.player_by_id(session, f.player_id)
             if player is None:
@@ -234,13 +252,13 @@ class BoardService:
 
 def rule_stats(games: list[game_rows.FinishedGame], today: Any) -> dict[str, Any]:
     """Statistics of one rule from a player's finished games in finishing order."""
-    won = [g for g in games if g.status == "won"]
+    won = [g for g in games if g.status is Status.WON]
     streak = longest = 0
     for g in games:
-        streak = streak + 1 if g.status == "won" else 0
+        streak = streak + 1 if g.status is Status.WON else 0
         longest = max(longest, streak)
     daily_days = sorted(
-        {g.daily for g in games if g.daily is not None and g.status == "won"}, reverse=True
+        {g.daily for g in games if g.daily is not None and g.status is Status.WON}, reverse=True
     )
     daily_streak = 0
     expected = today

@@ -12,6 +12,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from server.engine import Card, Game
 from server.store.records import GameRecord
@@ -28,6 +29,11 @@ Clock = Callable[[], int]
 
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def is_printable_ascii(text: str) -> bool:
+    """Whether `text` is printable ASCII (what tokens and idempotency keys are made of)."""
+    return text.isascii() and text.isprintable()
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,3 +90,15 @@ class Applied:
     move: str | None
     view: GameView
     replayed: bool = False
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a paged list: its items, and the signed cursor of the page after it (None
+    on the last page). Every list is paged this way, by its use-case (`server.services`)."""
+
+    items: list[T]
+    next: str | None

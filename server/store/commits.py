@@ -38,7 +38,7 @@ from server.engine.snapshot import loads
 from server.services.values import Applied, GameView
 from server.settings import async_url, is_sqlite
 from server.store.db import CHANNEL, asyncpg_connect_args, configure_sqlite_connection
-from server.store.records import GAME_FIELDS, STATE_FIELDS, GameRecord
+from server.store.records import GAME_FIELDS, STATE_FIELDS, GameRecord, game_record_of
 
 
 class Outcome(enum.Enum):
@@ -63,13 +63,16 @@ class IdempotencyRecord:
 class GameCommit:
     """One accepted change at `at_ms`: `row` is the game after it (at the version after the
     expected one); `move` makes its move-log entry (None for a change that is not a move);
-    `record` is stored with it; `notify` is the payload to `pg_notify` (PostgreSQL)."""
+    `record` is stored with it; `notify` is the payload to `pg_notify` (PostgreSQL).
+    `timed_out` marks the time-out of a race game, the one change it takes at or after its
+    deadline: every other change of a race game is conditional on the deadline too."""
 
     row: GameRecord
     at_ms: int
     move: str | None = None
     record: IdempotencyRecord | None = None
     notify: str | None = None
+    timed_out: bool = False
 
     def state(self) -> list[Any]:
         return [getattr(self.row, name) for name in STATE_FIELDS]
@@ -98,7 +101,7 @@ def encode_answer(applied: Applied) -> str:
 def decode_answer(text: str) -> Applied:
     """The stored answer again, as the same value (marked `replayed`)."""
     data = json.loads(text)
-    row = GameRecord(**data["row"])
+    row = game_record_of(data["row"])
     # Text this server wrote itself: the undo history is not replayed to check it.
     view = GameView(
         row, data["player_name"], loads(row.snapshot, check_history=False), data["now_ms"]
@@ -112,18 +115,23 @@ _RECORD_COLUMNS = ("player_id", "key", "fingerprint", "answer", "created_ms")
 
 
 @cache
-def _pg_statement(log: bool, record: bool, notify: bool) -> str:
+def _pg_statement(log: bool, record: bool, notify: bool, timed_out: bool = False) -> str:
     """The one statement of a commit: $1 the game id, $2 the expected version, $3 the time of
     the change, then the state columns, then the move text (`log`), the record's columns
-    (`record`) and the payload (`notify`). A race game takes nothing at or after its deadline."""
+    (`record`) and the payload (`notify`). A race game takes nothing at or after its deadline
+    but its time-out (`timed_out`)."""
     n = 4
     sets = []
     for name in STATE_FIELDS:
         sets.append(f"{name} = ${n}")
         n += 1
+    # A time-out takes $3 too (so that the parameters are the same): it is never null.
+    deadline = (
+        "$3::bigint IS NOT NULL" if timed_out else "(deadline_ms IS NULL OR deadline_ms > $3)"
+    )
     parts = [
         f"g AS (UPDATE games SET {', '.join(sets)} WHERE id = $1 AND version = $2 "
-        "AND (deadline_ms IS NULL OR deadline_ms > $3) RETURNING id, version, score)"
+        f"AND {deadline} RETURNING id, version, score)"
     ]
     if log:
         parts.append(
@@ -171,7 +179,9 @@ class PgCommitter:
             args += [getattr(c.record, name) for name in _RECORD_COLUMNS]
         if c.notify is not None:
             args.append(c.notify)
-        sql = _pg_statement(c.move is not None, c.record is not None, c.notify is not None)
+        sql = _pg_statement(
+            c.move is not None, c.record is not None, c.notify is not None, c.timed_out
+        )
         try:
             status: str = await self.pool.execute(sql, *args)
         except asyncpg.UniqueViolationError as exc:
@@ -190,6 +200,11 @@ _SQLITE_UPDATE = (
     f"UPDATE games SET {', '.join(f'{name} = ?' for name in STATE_FIELDS)} "
     "WHERE id = ? AND version = ? AND (deadline_ms IS NULL OR deadline_ms > ?)"
 )
+_SQLITE_TIME_OUT = (
+    f"UPDATE games SET {', '.join(f'{name} = ?' for name in STATE_FIELDS)} "
+    "WHERE id = ? AND version = ? AND ? IS NOT NULL"
+)
+"""The update of a race game's time-out, at or after its deadline (the same parameters)."""
 _SQLITE_LOG = "INSERT INTO moves (game_id, seq, move, score, at_ms) VALUES (?, ?, ?, ?, ?)"
 _SQLITE_RECORD = (
     f"INSERT INTO idempotency_keys ({', '.join(_RECORD_COLUMNS)}) "
@@ -216,7 +231,8 @@ class SqliteCommitter:
         connection.execute("BEGIN IMMEDIATE")
         try:
             cursor = connection.execute(
-                _SQLITE_UPDATE, (*c.state(), row.id, row.version - 1, c.at_ms)
+                _SQLITE_TIME_OUT if c.timed_out else _SQLITE_UPDATE,
+                (*c.state(), row.id, row.version - 1, c.at_ms),
             )
             if cursor.rowcount != 1:
                 connection.execute("ROLLBACK")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.engine import Rule
 from server.store.models import (
     DailyDeal,
     DealVerdict,
@@ -31,7 +32,7 @@ async def insert_deal_verdict(
     )
 
 
-async def daily_deal(session: AsyncSession, day: str, rule: str) -> str | None:
+async def daily_deal(session: AsyncSession, day: str, rule: Rule) -> str | None:
     """The code of the daily deal of `day` and `rule`, if it was drawn."""
     return await session.scalar(
         select(DailyDeal.code).where(DailyDeal.day == day, DailyDeal.rule == rule)
@@ -39,6 +40,6 @@ async def daily_deal(session: AsyncSession, day: str, rule: str) -> str | None:
 
 
 async def insert_daily_deal(
-    session: AsyncSession, day: str, rule: str, code: str, now: int
+    session: AsyncSession, day: str, rule: Rule, code: str, now: int
 ) -> None:
     await session.execute(insert(DailyDeal).values(day=day, rule=rule, code=code, created_ms=now))

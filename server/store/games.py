@@ -16,21 +16,24 @@ from sqlalchemy import (
     or_,
     select,
     tuple_,
-    update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.engine import Rule, Status
 from server.store.models import (
     GameRow,
     IdempotencyRecord,
     MoveRow,
     Player,
 )
-from server.store.records import GAME_FIELDS, GameRecord, LoggedMove
+from server.store.records import GAME_FIELDS, GameRecord, LoggedMove, game_record
 
 
-async def insert_game(session: AsyncSession, **values: Any) -> None:
-    await session.execute(insert(GameRow).values(**values))
+async def insert_game(session: AsyncSession, row: GameRecord) -> None:
+    """Stores a new game (made by `server.services.games.new_game_row`)."""
+    await session.execute(
+        insert(GameRow).values({name: getattr(row, name) for name in GAME_FIELDS})
+    )
 
 
 GAME_COLUMNS = [getattr(GameRow, name) for name in GAME_FIELDS]
@@ -46,7 +49,7 @@ async def load_game(session: AsyncSession, game_id: str) -> tuple[GameRecord, st
     row = (await session.execute(query)).first()
     if row is None:
         return None
-    return GameRecord(*row[:-1]), row[-1]
+    return game_record(row[:-1]), row[-1]
 
 
 LOG_COLUMNS = (MoveRow.game_id, MoveRow.seq, MoveRow.move, MoveRow.score, MoveRow.at_ms)
@@ -88,18 +91,13 @@ async def idempotency_answer(
     return (row[0], row[1]) if row else None
 
 
-async def update_game_row(session: AsyncSession, game_id: str, **values: Any) -> None:
-    """Changes a game's row outside the change path (a race ending times out its games)."""
-    await session.execute(update(GameRow).where(GameRow.id == game_id).values(**values))
-
-
 S = TypeVar("S", bound=Select[Any])
 
 
 @dataclass(frozen=True, slots=True)
 class FinishedGame:
-    rule: str
-    status: str
+    rule: Rule
+    status: Status
     score: int
     ranked_score: int
     elapsed_ms: int | None
@@ -132,14 +130,17 @@ async def finished_games(session: AsyncSession, player_id: str) -> list[Finished
         )
         .order_by(GameRow.finished_ms, GameRow.id)
     )
-    return [FinishedGame(**row._mapping) for row in (await session.execute(query)).all()]
+    return [
+        FinishedGame(**{**row._mapping, "rule": Rule(row.rule), "status": Status(row.status)})
+        for row in (await session.execute(query)).all()
+    ]
 
 
 @dataclass(frozen=True, slots=True)
 class GameFilter:
     player_id: str
-    rule: str | None = None
-    status: Sequence[str] | None = None
+    rule: Rule | None = None
+    status: Sequence[Status] | None = None
     since_ms: int | None = None
     until_ms: int | None = None
     hide_daily_from: str | None = None
@@ -184,7 +185,7 @@ async def player_games(
         query = query.order_by(GameRow.created_ms.desc(), GameRow.id.desc())
     else:
         query = query.order_by(GameRow.created_ms, GameRow.id)
-    return [GameRecord(*row) for row in await session.execute(query.limit(limit))]
+    return [game_record(row) for row in await session.execute(query.limit(limit))]
 
 
 async def move_logs(session: AsyncSession, game_ids: list[str]) -> dict[str, list[LoggedMove]]:
@@ -212,7 +213,7 @@ async def live_games(
         select(*GAME_COLUMNS, Player.name)
         .join(Player, Player.id == GameRow.player_id)
         .where(
-            GameRow.status == "active",
+            GameRow.status == Status.ACTIVE,
             GameRow.race_hidden == false(),
             or_(GameRow.daily.is_(None), GameRow.daily < today),
         )
@@ -220,4 +221,4 @@ async def live_games(
     if after is not None:
         query = query.where(tuple_(*key) > tuple_(-after[0], after[1]))
     query = query.order_by(*key).limit(limit)
-    return [(GameRecord(*row[:-1]), row[-1]) for row in (await session.execute(query)).all()]
+    return [(game_record(row[:-1]), row[-1]) for row in (await session.execute(query)).all()]

@@ -6,7 +6,7 @@ conditions written as one row-value comparison, so a page costs the same at any 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from sqlalchemy import (
@@ -21,12 +21,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.engine import Rule, Status
 from server.store.models import GameRow, Player
 
 
 @dataclass(frozen=True, slots=True)
 class BoardQuery:
-    rule: str
+    rule: Rule
     by: str  # score | time | moves
     assisted: bool
     code: str | None = None
@@ -45,7 +46,7 @@ class BoardRow:
     code: str
     score: int
     ranked_score: int
-    status: str
+    status: Status
     elapsed_ms: int | None
     moves: int
     finished_ms: int
@@ -54,7 +55,7 @@ class BoardRow:
 
     def sort_key(self, by: str) -> int:
         if by == "score":
-            return -(self.ranked_score * 2 + (self.status == "won"))
+            return -(self.ranked_score * 2 + (self.status is Status.WON))
         if by == "time":
             return self.elapsed_ms or 0
         return self.moves
@@ -90,6 +91,7 @@ BOARD_COLUMNS: list[Any] = [
     GameRow.daily,
 ]
 """The columns of a `BoardRow`, in its order."""
+_BOARD_STATUS = [f.name for f in fields(BoardRow)].index("status")
 
 
 def board_query(q: BoardQuery) -> Select[Any]:
@@ -159,7 +161,9 @@ def _board_where(q: BoardQuery, query: Select[Any]) -> Select[Any]:
 
 async def board(session: AsyncSession, q: BoardQuery) -> list[BoardRow]:
     """One page of a leaderboard, best first; ties go to the earlier finish, then the id."""
-    rows = (await session.execute(board_query(q))).all()
+    rows = [list(row) for row in (await session.execute(board_query(q))).all()]
+    for row in rows:
+        row[_BOARD_STATUS] = Status(row[_BOARD_STATUS])
     return [BoardRow(*row) for row in rows]
 
 

@@ -13,9 +13,10 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.engine import Rule
 from server.store.games import GAME_COLUMNS
 from server.store.models import GameRow, MoveRow, Player, Race, RacePlayer, Rating
-from server.store.records import GameRecord, RaceRecord, Seat
+from server.store.records import GameRecord, RaceRecord, Seat, game_record
 
 RACE_COLUMNS = (
     Race.id,
@@ -43,7 +44,9 @@ async def race(session: AsyncSession, race_id: str, *, lock: bool = False) -> Ra
     if lock:
         query = query.with_for_update()
     row = (await session.execute(query)).first()
-    return RaceRecord(**row._mapping) if row is not None else None
+    if row is None:
+        return None
+    return RaceRecord(**{**row._mapping, "rule": Rule(row.rule)})
 
 
 async def update_race(session: AsyncSession, race_id: str, **values: Any) -> None:
@@ -100,7 +103,15 @@ async def race_games(
     query = select(*GAME_COLUMNS).where(GameRow.race_id == race_id)
     if lock:
         query = query.with_for_update()
-    return [GameRecord(*row) for row in (await session.execute(query)).all()]
+    return [game_record(row) for row in (await session.execute(query)).all()]
+
+
+async def reveal_games(session: AsyncSession, race_id: str) -> None:
+    """The games of an ending race are shown to everyone from now on (no change of a game: its
+    state and version stay as they are)."""
+    await session.execute(
+        update(GameRow).where(GameRow.race_id == race_id).values(race_hidden=False)
+    )
 
 
 async def last_actions(session: AsyncSession, game_ids: list[str]) -> dict[str, int]:
@@ -141,7 +152,7 @@ async def lock_players(session: AsyncSession, player_ids: list[str]) -> None:
     await session.execute(query.with_for_update())
 
 
-async def ratings(session: AsyncSession, rule: str, player_ids: list[str]) -> dict[str, Rating]:
+async def ratings(session: AsyncSession, rule: Rule, player_ids: list[str]) -> dict[str, Rating]:
     query = select(Rating).where(Rating.rule == rule, Rating.player_id.in_(player_ids))
     return {r.player_id: r for r in (await session.execute(query)).scalars()}
 
@@ -150,7 +161,7 @@ async def public_races(
     session: AsyncSession,
     *,
     status: str | None,
-    rule: str | None,
+    rule: Rule | None,
     limit: int,
     after: tuple[int, str] | None,
 ) -> list[str]:
@@ -187,7 +198,7 @@ async def save_rating(session: AsyncSession, rating: Rating, *, exists: bool) ->
         )
 
 
-async def rating_of(session: AsyncSession, player_id: str, rule: str) -> Rating | None:
+async def rating_of(session: AsyncSession, player_id: str, rule: Rule) -> Rating | None:
     return await session.get(Rating, (player_id, rule))
 
 
@@ -202,7 +213,7 @@ class RatingRow:
 
 
 async def rating_board(
-    session: AsyncSession, rule: str, limit: int, after: tuple[float, int, str] | None
+    session: AsyncSession, rule: Rule, limit: int, after: tuple[float, int, str] | None
 ) -> list[RatingRow]:
     """Players by ordinal, then more races, then id (the order of the ix_ratings_board index)."""
     key = (-Rating.ordinal, -Rating.races, Rating.player_id)
@@ -217,7 +228,7 @@ async def rating_board(
     return [RatingRow(*row) for row in (await session.execute(query)).all()]
 
 
-async def rating_rank(session: AsyncSession, rule: str, after: tuple[float, int, str]) -> int:
+async def rating_rank(session: AsyncSession, rule: Rule, after: tuple[float, int, str]) -> int:
     """The number of players on the race board up to and including the position `after` (the
     rank of the last entry of the page before it), read from the ix_ratings_board index."""
     key = (-Rating.ordinal, -Rating.races, Rating.player_id)

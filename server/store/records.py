@@ -5,7 +5,11 @@ shown. The store reads and writes these; the services and the API pass them on."
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from typing import Any
+
+from server.engine import Rule, Status
 
 
 def utc_day(ms: int) -> str:
@@ -13,7 +17,7 @@ def utc_day(ms: int) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))
 
 
-def code_revealed(secret_deal: bool, daily: str | None, status: str, now_ms: int) -> bool:
+def code_revealed(secret_deal: bool, daily: str | None, status: Status, now_ms: int) -> bool:
     """Whether a game's deal code may be shown (SPEC 2.3 "Fair play"): always for a chosen game
     (or one dealt before secret deals existed); for a secret server-dealt deal once the game has
     ended, and for a daily deal once its UTC day has ended (also for games that ended earlier)."""
@@ -21,7 +25,7 @@ def code_revealed(secret_deal: bool, daily: str | None, status: str, now_ms: int
         return True
     if daily is not None:
         return utc_day(now_ms) > daily
-    return status != "active"
+    return status is not Status.ACTIVE
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +35,9 @@ class GameRecord:
     id: str
     player_id: str
     code: str
-    rule: str
+    rule: Rule
     chosen: bool
-    status: str
+    status: Status
     score: int
     moves: int
     version: int
@@ -61,6 +65,27 @@ class GameRecord:
 
 GAME_FIELDS = tuple(f.name for f in fields(GameRecord))
 
+
+_RULE = GAME_FIELDS.index("rule")
+_STATUS = GAME_FIELDS.index("status")
+
+
+def game_record(values: Sequence[Any]) -> GameRecord:
+    """A game's row as read (its columns in the order of `GAME_FIELDS`): its rule and status
+    become the engine's `Rule` and `Status` here, at the store's edge."""
+    typed = list(values)
+    typed[_RULE] = Rule(typed[_RULE])
+    typed[_STATUS] = Status(typed[_STATUS])
+    return GameRecord(*typed)
+
+
+def game_record_of(values: Mapping[str, Any]) -> GameRecord:
+    """A game's row from its columns by name (a stored answer's, for one)."""
+    return GameRecord(
+        **{**values, "rule": Rule(values["rule"]), "status": Status(values["status"])}
+    )
+
+
 STATE_FIELDS = (
     "status",
     "score",
@@ -74,8 +99,10 @@ STATE_FIELDS = (
     "ranked_score",
     "practice",
     "active_ms",
+    "timed_out",
 )
-"""The columns of a game that an accepted change writes (every other one is fixed at the deal)."""
+"""The columns of a game that an accepted change writes (every other one is fixed at the deal;
+`timed_out` changes only with the time-out of a race game at its race's deadline)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +122,7 @@ class LoggedMove:
 @dataclass(frozen=True, slots=True)
 class RaceRecord:
     id: str
-    rule: str
+    rule: Rule
     status: str
     seats: int
     public: bool
