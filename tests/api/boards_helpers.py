@@ -20,7 +20,6 @@ from server.app import create_app
 from server.engine import CARDS, DealCode, Game, Rule, card_text, parse_action
 from server.engine.cards import place_text
 from server.engine.snapshot import dumps
-from server.keys import BOARDS, RACES, SERVICE, SOLVER
 from server.settings import Settings
 from server.store.db import make_engine
 from server.store.models import DailyDeal, GameRow
@@ -56,16 +55,7 @@ async def clocked_client(
     aiohttp_client: ClientFactory, settings: Settings, clock: Clock
 ) -> TestClient[Any, Any]:
     """A test client of a new app whose services all read `clock`."""
-    app = create_app(settings)
-
-    async def use_clock(app: Any) -> None:
-        app[SERVICE].clock = clock
-        app[BOARDS].clock = clock
-        app[SOLVER].clock = clock
-        app[RACES].clock = clock
-
-    app.on_startup.append(use_clock)
-    return await aiohttp_client(app)
+    return await aiohttp_client(create_app(settings, clock=clock))
 
 
 # ---------------------------------------------------------------- games in the database

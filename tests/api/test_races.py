@@ -41,7 +41,7 @@ from server.app import create_app
 from server.engine import CARDS, DealCode, card_text, commitment
 from server.engine.cards import FOUNDATION
 from server.engine.solver import SolveStatus, solve_deal
-from server.keys import BOARDS, RACES, SERVICE, SOLVER
+from server.keys import RACES
 from server.settings import Settings
 from server.store.db import make_engine
 from server.store.models import MoveRow, Race, RacePlayer, Rating
@@ -167,14 +167,7 @@ async def client(
 
     `settings` (and so the database) comes first: fixtures are torn down in the reverse order,
     so the app (and its race tick) is closed before its database is dropped."""
-    app = create_app(settings)
-
-    async def use_clock(app: Any) -> None:
-        for key in (SERVICE, BOARDS, SOLVER, RACES):
-            app[key].clock = clock
-
-    app.on_startup.append(use_clock)
-    return await aiohttp_client(app)
+    return await aiohttp_client(create_app(settings, clock=clock))
 
 
 async def players(client: TestClient[Any, Any], *names: str) -> list[Player]:
