@@ -1,13 +1,15 @@
-"""The use-cases: each loads what it needs, asks the engine, and commits one change.
+"""The use-cases of games: each loads what it needs, asks the engine, and commits one change.
 
 Handlers in `server.api` parse and authenticate, call one of these, and render the value it
-returns (`server.api.render`); the service itself builds no JSON.
+returns (`server.api.render`); the service itself builds no JSON. A new game's row is made by
+one factory, `new_game_row` (a game asked for, and a racer's at the start of a race).
 
-Every change to a game (an action, an abandonment, a hint marking it assisted) takes one path,
-`GameService._change`: the game comes from this process's cache (or is loaded once), the engine
-decides on a copy of it, and one `GameCommit` writes the version-checked update, the move-log
-entry, the idempotency record and the watchers' notification as one unit. The cached view is
-replaced only once that write has committed, so a view handed out is never changed afterwards.
+Every change to a game (an action, an abandonment, a hint marking it assisted, a race game's
+time-out at its race's deadline) takes one path, `GameService._change`: the game comes from
+this process's cache (or is loaded once), the engine decides on a copy of it, and one
+`GameCommit` writes the version-checked update, the move-log entry, the idempotency record and
+the watchers' notification as one unit. The cached view is replaced only once that write has
+committed, so a view handed out is never changed afterwards.
 """
 
 from __future__ import annotations
