@@ -55,6 +55,8 @@ from server.services.values import (
     Clock,
     GameView,
     Principal,
+    decode_answer,
+    encode_answer,
     wall_clock_ms,
 )
 from server.store import games as game_rows
@@ -63,8 +65,6 @@ from server.store.commits import (
     GameCommit,
     IdempotencyRecord,
     Outcome,
-    decode_answer,
-    encode_answer,
 )
 from server.store.records import GameRecord, LoggedMove, utc_day
 

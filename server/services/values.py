@@ -9,13 +9,15 @@ service acts on a copy and replaces the view once the copy's write has committed
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from server.engine import Card, Game
-from server.store.records import GameRecord
+from server.engine.snapshot import loads
+from server.store.records import GAME_FIELDS, GameRecord, game_record_of
 
 MAX_ACTIONS = 5_000
 """The longest game: the change that brings a game to this version ends it as abandoned (if it
@@ -102,3 +104,28 @@ class Page(Generic[T]):
 
     items: list[T]
     next: str | None
+
+
+def encode_answer(applied: Applied) -> str:
+    """The answer to keep with an idempotency record: the move and the game right after it."""
+    view = applied.view
+    return json.dumps(
+        {
+            "move": applied.move,
+            "row": {name: getattr(view.row, name) for name in GAME_FIELDS},
+            "player_name": view.player_name,
+            "now_ms": view.now_ms,
+        },
+        ensure_ascii=False,
+    )
+
+
+def decode_answer(text: str) -> Applied:
+    """The stored answer again, as the same value (marked `replayed`)."""
+    data = json.loads(text)
+    row = game_record_of(data["row"])
+    # Text this server wrote itself: the undo history is not replayed to check it.
+    view = GameView(
+        row, data["player_name"], loads(row.snapshot, check_history=False), data["now_ms"]
+    )
+    return Applied(data["move"], view, replayed=True)

@@ -17,15 +17,15 @@ process changed it; nothing was written); `KEY_TAKEN` (the player's idempotency 
 a record: nothing was written, and the stored answer is the one to give). The unique
 (game_id, seq) key of the move log is the last guard.
 
-The idempotency record keeps the answer as data (`encode_answer`): the change's move and the
-game as it was right after it, so that a retry is answered with exactly the first answer.
+The idempotency record keeps the answer as data (`server.services.values.encode_answer`): the
+change's move and the game as it was right after it, so that a retry is answered with exactly
+the first answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
-import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,11 +34,9 @@ from typing import Any, Protocol
 
 from sqlalchemy.engine import make_url
 
-from server.engine.snapshot import loads
-from server.services.values import Applied, GameView
 from server.settings import async_url, is_sqlite
 from server.store.db import CHANNEL, asyncpg_connect_args, configure_sqlite_connection
-from server.store.records import GAME_FIELDS, STATE_FIELDS, GameRecord, game_record_of
+from server.store.records import STATE_FIELDS, GameRecord
 
 
 class Outcome(enum.Enum):
@@ -50,7 +48,7 @@ class Outcome(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class IdempotencyRecord:
     """What a request with an `Idempotency-Key` leaves behind: the request's fingerprint and the
-    answer to give again (`encode_answer`)."""
+    answer to give again (`server.services.values.encode_answer`)."""
 
     player_id: str
     key: str
@@ -82,31 +80,6 @@ class Committer(Protocol):
     async def commit(self, c: GameCommit) -> Outcome: ...
 
     async def close(self) -> None: ...
-
-
-def encode_answer(applied: Applied) -> str:
-    """The answer to keep with an idempotency record: the move and the game right after it."""
-    view = applied.view
-    return json.dumps(
-        {
-            "move": applied.move,
-            "row": {name: getattr(view.row, name) for name in GAME_FIELDS},
-            "player_name": view.player_name,
-            "now_ms": view.now_ms,
-        },
-        ensure_ascii=False,
-    )
-
-
-def decode_answer(text: str) -> Applied:
-    """The stored answer again, as the same value (marked `replayed`)."""
-    data = json.loads(text)
-    row = game_record_of(data["row"])
-    # Text this server wrote itself: the undo history is not replayed to check it.
-    view = GameView(
-        row, data["player_name"], loads(row.snapshot, check_history=False), data["now_ms"]
-    )
-    return Applied(data["move"], view, replayed=True)
 
 
 # ---------------------------------------------------------------- PostgreSQL

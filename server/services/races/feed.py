@@ -63,7 +63,7 @@ class RaceFeeds:
             feed = self.feeds[race_id] = Feed()
             signalled = self._signalled(race_id)
             self.broker.subscribe(race_key(race_id), signalled)
-            signalled(0, "")  # the first read, which starts following the race's games
+            signalled(0, None)  # the first read, which starts following the race's games
         feed.listeners.add(listener)
 
     def unwatch(self, race_id: str, listener: RaceListener) -> None:
@@ -84,8 +84,8 @@ class RaceFeeds:
             if feed.task is not None:
                 feed.task.cancel()
 
-    def _signalled(self, race_id: str) -> Callable[[int, str], None]:
-        def on_signal(_version: int, _text: str) -> None:
+    def _signalled(self, race_id: str) -> Callable[[int, object], None]:
+        def on_signal(_version: int, _change: object) -> None:
             feed = self.feeds.get(race_id)
             if feed is None:
                 return
