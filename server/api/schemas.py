@@ -1,30 +1,39 @@
-"""Pydantic models of the request bodies (the wire format in; see views.py for out)."""
+"""Pydantic models of the wire: the HTTP request bodies and queries (the documents out are
+rendered by `server.api.render`), and every WebSocket message of `/api/v1/live`, both ways
+(`asyncapi.yaml`): the client's as one union told apart by `type`, the server's as the models
+`render.py` fills in."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from aiohttp import web
 from pydantic import (
+    AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
     StrictInt,
+    StrictStr,
     StringConstraints,
+    TypeAdapter,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
+from server.api.access import TOKEN_MAX
 from server.api.problems import invalid, validation_errors, validation_problem
 from server.engine import Card, DealCode, Rule, parse_place
-from server.services.errors import NotFound
-from server.services.games import is_printable_ascii
+from server.services.errors import NotFound, Problem
 from server.services.names import checked_name
-from server.services.values import MAX_ACTIONS, MOVE_PAGE_MAX, ActionRequest
+from server.services.values import MAX_ACTIONS, MOVE_PAGE_MAX, ActionRequest, is_printable_ascii
 
 # 256: a bound on what is read; the name's own limits apply once it is NFC (server.services.names).
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256)]
@@ -263,11 +272,24 @@ def idempotency_key(value: object, field: str) -> str | None:
     WebSocket `act`): absent, or 1 to IDEMPOTENCY_KEY_MAX printable ASCII characters."""
     if value is None:
         return None
-    if not isinstance(value, str) or not 1 <= len(value) <= IDEMPOTENCY_KEY_MAX:
-        raise invalid(field, f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
-    if not is_printable_ascii(value):
-        raise invalid(field, "must be printable ASCII characters")
+    if not isinstance(value, str):
+        raise invalid(field, KEY_LENGTH)
+    wrong = key_refusal(value)
+    if wrong is not None:
+        raise invalid(field, wrong)
     return value
+
+
+KEY_LENGTH = f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters"
+
+
+def key_refusal(value: str) -> str | None:
+    """What is wrong with an idempotency key (None: nothing)."""
+    if not 1 <= len(value) <= IDEMPOTENCY_KEY_MAX:
+        return KEY_LENGTH
+    if not is_printable_ascii(value):
+        return "must be printable ASCII characters"
+    return None
 
 
 Q = TypeVar("Q", bound=Strict)
@@ -278,3 +300,310 @@ def query_of(request: web.Request, model: type[Q]) -> Q:
         return model.model_validate(dict(request.query))
     except ValidationError as exc:
         raise validation_problem(validation_errors(exc)) from None
+
+
+# ---------------------------------------------------------------- the WebSocket (asyncapi.yaml)
+#
+# A string's own limits are checked in Python, not by pydantic's constraints: those refuse a
+# lone surrogate, which JSON can carry (`"\ud800"`), and such text is answered as any other
+# (an unknown token is 401, as over HTTP). `WithJsonSchema` says the same limits in the schema.
+
+
+def _echoable(value: object) -> str | int | None:
+    """A message's `id` as its answer repeats it: a string or an integer, else absent."""
+    return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+
+
+MessageId = Annotated[StrictStr | StrictInt | None, BeforeValidator(_echoable)]
+"""Chosen by the client, repeated in the answer; any other JSON value counts as absent."""
+EchoedId = StrictStr | StrictInt | None
+
+
+def _canonical_uuid(value: str) -> str:
+    return str(uuid.UUID(value))
+
+
+Uuid = Annotated[
+    StrictStr, AfterValidator(_canonical_uuid), WithJsonSchema({"type": "string", "format": "uuid"})
+]
+"""A game's or a race's id, in any form `uuid.UUID` reads, as the canonical text."""
+
+
+def _token(value: str) -> str:
+    if not 1 <= len(value) <= TOKEN_MAX:
+        raise ValueError(f"a token has 1 to {TOKEN_MAX} characters")
+    return value
+
+
+Token = Annotated[
+    StrictStr,
+    AfterValidator(_token),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": TOKEN_MAX}),
+]
+
+
+def _key(value: str) -> str:
+    wrong = key_refusal(value)
+    if wrong is not None:
+        raise ValueError(wrong)
+    return value
+
+
+IdempotencyKey = Annotated[
+    StrictStr,
+    AfterValidator(_key),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": IDEMPOTENCY_KEY_MAX,
+            "pattern": "^[ -~]+$",
+        }
+    ),
+]
+Version = Annotated[StrictInt, Field(ge=0)]
+"""A game's version (the number of its accepted changes), or a race's."""
+MoveText = Annotated[str, Field(pattern=r"^(?:[A2-9TJQK][SHDC]-(?:t[1-7]|f)|undo)$")]
+"""The notation of an applied action (openapi.yaml's `MoveText`)."""
+
+
+class MessageIn(BaseModel):
+    """A client's message: a JSON object with a `type`; fields it does not define are ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: MessageId = None
+
+
+class AuthIn(MessageIn):
+    type: Literal["auth"]
+    token: Token
+
+
+class ActIn(MessageIn):
+    """An action, exactly the body of POST /api/v1/games/{id}/moves."""
+
+    type: Literal["act"]
+    game_id: Uuid
+    action: ActionIn
+    idempotency_key: IdempotencyKey | None = None
+
+
+class WatchIn(MessageIn):
+    type: Literal["watch"]
+    game_id: Uuid
+    since: Version | None = None
+    """The last version the client saw (None: from now)."""
+
+
+class UnwatchIn(MessageIn):
+    type: Literal["unwatch"]
+    game_id: Uuid
+
+
+class WatchRaceIn(MessageIn):
+    type: Literal["watch_race"]
+    race_id: Uuid
+
+
+class UnwatchRaceIn(MessageIn):
+    type: Literal["unwatch_race"]
+    race_id: Uuid
+
+
+class PingIn(MessageIn):
+    type: Literal["ping"]
+
+
+ClientMessage = Annotated[
+    AuthIn | ActIn | WatchIn | UnwatchIn | WatchRaceIn | UnwatchRaceIn | PingIn,
+    Field(discriminator="type"),
+]
+CLIENT_MESSAGES: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+MESSAGE_TYPES = tuple(
+    get_args(model.model_fields["type"].annotation)[0]
+    for model in get_args(get_args(ClientMessage)[0])
+)
+"""The `type` of each client message, in the order the refusal of an unknown one lists them."""
+
+_READ_ORDER = ("token", "since", "game_id", "race_id", "action", "idempotency_key")
+"""The fields of client messages in the order the server has always checked them: a message
+wrong in several ways is refused for the first (an action's own fields come last)."""
+_SHAPE_ERRORS = {"missing", "model_type", "model_attributes_type", "dict_type"}
+
+
+def echoed_id(data: dict[str, Any]) -> str | int | None:
+    """The `id` the answer to the message `data` repeats, read or not."""
+    return _echoable(data.get("id"))
+
+
+def client_message(data: dict[str, Any]) -> ClientMessage:
+    """The client message that the JSON object `data` is, or the Problem that refuses it: an
+    unknown `type` or a bad field is 422 (`validation-error`, with `errors`), an id that is not
+    a UUID is 404 (it names nothing), an action's own fields are refused as over HTTP."""
+    try:
+        return CLIENT_MESSAGES.validate_python(data)
+    except ValidationError as exc:
+        raise _refusal(exc.errors(include_url=False, include_input=False), data) from None
+
+
+def _rank(error: ErrorDetails) -> int:
+    loc = error["loc"]
+    if len(loc) < 2:
+        return -1  # the `type` itself
+    name = str(loc[1])
+    if name == "action" and (len(loc) > 2 or error["type"] not in _SHAPE_ERRORS):
+        return len(_READ_ORDER)
+    return _READ_ORDER.index(name) if name in _READ_ORDER else len(_READ_ORDER)
+
+
+def _refusal(errors: list[ErrorDetails], data: dict[str, Any]) -> Problem:
+    error = min(errors, key=_rank)
+    loc = error["loc"]
+    if len(loc) < 2:
+        return invalid("type", "expected one of " + ", ".join(MESSAGE_TYPES))
+    name = str(loc[1])
+    if name in ("game_id", "race_id"):
+        what = name.removesuffix("_id")
+        return NotFound(f"There is no {what} {data.get(name)!r}.")
+    if name == "token":
+        return invalid("token", "expected the bearer token as text")
+    if name == "since":
+        return invalid("since", "expected a version number (an integer >= 0)")
+    if name == "idempotency_key":
+        wrong = error["msg"].removeprefix("Value error, ")
+        return invalid(name, wrong if error["type"] == "value_error" else KEY_LENGTH)
+    if name == "action" and _rank(error) < len(_READ_ORDER):
+        return invalid("action", "expected an action object, as the body of POST .../moves")
+    # The action's own fields, in the words (and field names) of POST .../moves.
+    try:
+        ActionIn.model_validate(data.get("action"))
+    except ValidationError as exc:
+        errors_of_action = validation_errors(exc)
+    else:  # pragma: no cover - the union refused it, so the model alone does too
+        errors_of_action = [{"field": "body", "message": error["msg"]}]
+    return validation_problem([{**e, "field": "action." + e["field"]} for e in errors_of_action])
+
+
+class MessageOut(BaseModel):
+    """A message of the server: every field is always sent, and no other."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PlayerRefOut(MessageOut):
+    id: Uuid
+    name: str
+
+
+class AuthenticatedOut(MessageOut):
+    type: Literal["authenticated"] = "authenticated"
+    id: EchoedId
+    player: PlayerRefOut
+
+
+class ResultOut(MessageOut):
+    """An accepted action: the HTTP action's response (`move`, `game`), its game and version."""
+
+    type: Literal["result"] = "result"
+    id: EchoedId
+    game_id: Uuid
+    version: Version
+    move: MoveText
+    game: dict[str, Any]
+
+
+class WatchingOut(MessageOut):
+    type: Literal["watching"] = "watching"
+    id: EchoedId
+    game_id: Uuid
+    version: Version
+    game: dict[str, Any]
+
+
+class ResyncOut(MessageOut):
+    """The answer to a `watch` whose `since` is too far behind, or ahead: the game now."""
+
+    type: Literal["resync"] = "resync"
+    id: EchoedId
+    game_id: Uuid
+    version: Version
+    game: dict[str, Any]
+
+
+class EventOut(MessageOut):
+    """A watched game's accepted change (`move` None for one that is not a move)."""
+
+    type: Literal["event"] = "event"
+    game_id: Uuid
+    version: Version
+    move: MoveText | None
+    game: dict[str, Any]
+
+
+class MissedEventOut(MessageOut):
+    """A change missed while away, from the move log: the move and the score, no game."""
+
+    type: Literal["event"] = "event"
+    game_id: Uuid
+    version: Version
+    move: MoveText | None
+    score: Annotated[StrictInt, Field(ge=0)]
+    missed: Literal[True] = True
+
+
+class UnwatchedOut(MessageOut):
+    type: Literal["unwatched"] = "unwatched"
+    id: EchoedId
+    game_id: Uuid
+
+
+class WatchingRaceOut(MessageOut):
+    type: Literal["watching_race"] = "watching_race"
+    id: EchoedId
+    race_id: Uuid
+    race: dict[str, Any]
+
+
+class RaceOut(MessageOut):
+    """A watched race's whole document after a change."""
+
+    type: Literal["race"] = "race"
+    race_id: Uuid
+    version: Version
+    race: dict[str, Any]
+
+
+class UnwatchedRaceOut(MessageOut):
+    type: Literal["unwatched_race"] = "unwatched_race"
+    id: EchoedId
+    race_id: Uuid
+
+
+class PongOut(MessageOut):
+    type: Literal["pong"] = "pong"
+    id: EchoedId
+
+
+class ErrorOut(MessageOut):
+    """A message that failed: the problem document the HTTP API would give."""
+
+    type: Literal["error"] = "error"
+    id: EchoedId
+    problem: dict[str, Any]
+
+
+ServerMessage = (
+    AuthenticatedOut
+    | ResultOut
+    | WatchingOut
+    | ResyncOut
+    | EventOut
+    | MissedEventOut
+    | UnwatchedOut
+    | WatchingRaceOut
+    | RaceOut
+    | UnwatchedRaceOut
+    | PongOut
+    | ErrorOut
+)

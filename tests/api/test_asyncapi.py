@@ -5,11 +5,19 @@ message sent and received is checked against the document's schema for it. A mes
 server sends that no message of the document describes, or that two describe, fails; a message
 the server refuses as malformed must be one the document does not describe either. Every
 message of the document is seen in the session, every answer is among the replies its
-operation lists, and the close codes the server uses are the document's."""
+operation lists, and the close codes the server uses are the document's.
+
+The document and the server's own models of the messages (`server.api.schemas`: the client's
+union, told apart by `type`, and the server's messages `render.py` fills in) are one to one:
+each message of the document is one model, with the same fields, the same required ones and
+the same types and limits; in the session, every message is also read by its model, a message
+the document does not describe is refused by the client's union, and a server message is
+accepted by its own model only."""
 
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,9 +29,11 @@ import yaml
 from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient
 from jsonschema import Draft7Validator, FormatChecker
+from pydantic import BaseModel, ValidationError
 from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
+from server.api.schemas import CLIENT_MESSAGES, ClientMessage, ServerMessage
 from server.app import create_app
 from server.files import asyncapi_path, openapi_path
 from server.settings import Settings
@@ -38,6 +48,68 @@ SETTLE_S = 10.0  # the race tick marks a race running within 2 s of its start
 COUNTDOWN_MS = 5_000
 BASE = "https://russian-solitaire.invalid/"  # where the two documents sit side by side
 JSON_SCHEMA = "application/schema+json;version=draft-07"
+CLIENT_MODELS: tuple[type[BaseModel], ...] = typing.get_args(typing.get_args(ClientMessage)[0])
+SERVER_MODELS: tuple[type[BaseModel], ...] = typing.get_args(ServerMessage)
+LIMITS = ("enum", "minimum", "maximum", "minLength", "maxLength", "pattern")
+"""What a schema says of a value that the document and a model must say alike, or both not."""
+STATED = ("type", "format")
+"""What a model must say alike when the document says it."""
+Facts = dict[str, set[Any]]
+Lookup = Callable[[str], tuple[dict[str, Any], Any]]
+
+
+def facts(schema: dict[str, Any], lookup: Lookup) -> Facts:
+    """What a schema says of its values (types, format, constants, limits), through `$ref`,
+    `allOf`, `anyOf` and `oneOf`, not into an object's properties. `lookup(ref)` gives the
+    schema a reference names, and the lookup for the references in it."""
+    found: Facts = {}
+
+    def add(key: str, *values: Any) -> None:
+        found.setdefault(key, set()).update(values)
+
+    def walk(part: dict[str, Any], lookup: Lookup) -> None:
+        if "$ref" in part:
+            walk(*lookup(part["$ref"]))
+        kind = part.get("type")
+        if kind is not None:
+            add("type", *([kind] if isinstance(kind, str) else kind))
+        if "const" in part:
+            add("enum", json.dumps(part["const"]))
+        if "enum" in part:
+            add("enum", *(json.dumps(value) for value in part["enum"]))
+        for key in ("format", *LIMITS[1:]):
+            if key in part:
+                add(key, part[key])
+        for key in ("allOf", "anyOf", "oneOf"):
+            for branch in part.get(key, []):
+                walk(branch, lookup)
+
+    walk(schema, lookup)
+    return found
+
+
+def model_lookup(schema: dict[str, Any]) -> Lookup:
+    """The lookup of a pydantic model's JSON schema (its references are to its own `$defs`)."""
+
+    def lookup(ref: str) -> tuple[dict[str, Any], Lookup]:
+        return schema["$defs"][ref.removeprefix("#/$defs/")], lookup
+
+    return lookup
+
+
+def document_lookup(resolver: Any) -> Lookup:
+    def lookup(ref: str) -> tuple[dict[str, Any], Lookup]:
+        resolved = resolver.lookup(ref)
+        return resolved.contents, document_lookup(resolved.resolver)
+
+    return lookup
+
+
+def type_of(model: type[BaseModel]) -> str:
+    """The `type` a message model carries (its `Literal`)."""
+    (kind,) = typing.get_args(model.model_fields["type"].annotation)
+    assert isinstance(kind, str), model
+    return kind
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -64,6 +136,8 @@ class Document:
     replies: dict[str, set[str]]  # a client message -> the messages that may answer it
     pushed: set[str]  # server messages that answer nothing (no `id`)
     names: dict[str, str]  # a message -> its name (the `type` it carries)
+    schemas: dict[str, tuple[dict[str, Any], Lookup]]  # a message -> its payload schema
+    models: dict[str, type[BaseModel]]  # a message -> the server's model of it
     sent: set[str] = field(default_factory=set)
     received: set[str] = field(default_factory=set)
 
@@ -79,6 +153,8 @@ class Document:
         channel = spec["channels"]["live"]
         validators = {}
         names = {}
+        schemas = {}
+        lookup = document_lookup(registry.resolver(base_uri=BASE + "asyncapi.yaml"))
         for key, ref in channel["messages"].items():
             component = ref["$ref"].removeprefix("#/components/messages/")
             names[key] = spec["components"]["messages"][component]["name"]
@@ -88,6 +164,7 @@ class Document:
             validators[key] = Draft7Validator(
                 {"$ref": pointer}, registry=registry, format_checker=FormatChecker()
             )
+            schemas[key] = lookup(pointer)
         client: set[str] = set()
         server: set[str] = set()
         replies: dict[str, set[str]] = {}
@@ -110,7 +187,18 @@ class Document:
         assert not client & server
         assert client | server == set(validators), "a channel message no operation uses"
         pushed = sent_by_server - answers_anything
-        return cls(spec, validators, client, server, replies, pushed, names)
+        models = {}
+        for key in validators:
+            side = CLIENT_MODELS if key in client else SERVER_MODELS
+            properties = set(schemas[key][0]["properties"])
+            found = [
+                model
+                for model in side
+                if type_of(model) == names[key] and set(model.model_fields) == properties
+            ]
+            assert len(found) == 1, (key, found, "no model, or several, of this message")
+            models[key] = found[0]
+        return cls(spec, validators, client, server, replies, pushed, names, schemas, models)
 
     def matches(self, keys: set[str], message: Any) -> list[str]:
         return sorted(key for key in keys if self.validators[key].is_valid(message))
@@ -126,16 +214,32 @@ class Document:
         )
 
     def client_message(self, message: Any) -> str:
+        """The key of a client message the document describes; the server's union reads it
+        as that message's model."""
         found = self.matches(self.client, message)
         assert len(found) == 1, (found, message, self.explain(self.client, message))
+        read = CLIENT_MESSAGES.validate_python(message)
+        assert type(read) is self.models[found[0]], (found, read)
         self.sent.add(found[0])
         return found[0]
 
     def server_message(self, message: Any) -> str:
+        """The key of a server message the document describes; its model, and no other
+        model of a server message, accepts it."""
         found = self.matches(self.server, message)
         assert len(found) == 1, (found, message, self.explain(self.server, message))
+        accepted = [model for model in SERVER_MODELS if accepts(model, message)]
+        assert accepted == [self.models[found[0]]], (found, accepted, message)
         self.received.add(found[0])
         return found[0]
+
+
+def accepts(model: type[BaseModel], message: Any) -> bool:
+    try:
+        model.model_validate(message)
+    except ValidationError:
+        return False
+    return True
 
 
 def echoed(message: Any) -> Any:
@@ -169,6 +273,8 @@ class Session:
             key = self.document.client_message(parsed)
         else:
             assert self.document.matches(self.document.client, parsed) == [], parsed
+            with pytest.raises(ValidationError):  # the server's models refuse it too
+                CLIENT_MESSAGES.validate_python(parsed)
         await self.ws.send_str(text)
         return key
 
@@ -272,6 +378,38 @@ def test_the_examples_of_the_document_are_its_messages(document: Document) -> No
                 assert document.server_message(example["payload"]) == key
             checked += 1
     assert checked >= 4
+
+
+def test_each_message_of_the_document_is_a_model_of_the_server(document: Document) -> None:
+    """One to one: the same fields, the same required ones (a server message always carries
+    every field, and no other), the same types, formats, constants and limits."""
+    assert sorted(document.models[key].__name__ for key in document.client) == sorted(
+        model.__name__ for model in CLIENT_MODELS
+    )
+    assert sorted(document.models[key].__name__ for key in document.server) == sorted(
+        model.__name__ for model in SERVER_MODELS
+    )
+    for key, model in document.models.items():
+        schema, lookup = document.schemas[key]
+        mine = model.model_json_schema()
+        assert schema["properties"].keys() == mine["properties"].keys(), key
+        if key in document.client:
+            assert set(schema["required"]) == set(mine.get("required", ())), key
+            assert schema.get("additionalProperties", True) is True, key  # others are ignored
+        else:
+            assert set(schema["required"]) == set(model.model_fields), key
+            assert schema["additionalProperties"] is False, key
+            assert mine["additionalProperties"] is False, key
+        for name, part in schema["properties"].items():
+            documented = facts(part, lookup)
+            modelled = facts(mine["properties"][name], model_lookup(mine))
+            where = (key, name, documented, modelled)
+            for limit in LIMITS:
+                assert documented.get(limit) == modelled.get(limit), (limit, *where)
+            for stated in STATED:
+                if stated in documented:
+                    assert documented[stated] == modelled.get(stated), (stated, *where)
+        assert facts(schema["properties"]["type"], lookup)["enum"] == {json.dumps(type_of(model))}
 
 
 def test_every_message_refers_to_schemas_that_exist(document: Document) -> None:
