@@ -1,4 +1,6 @@
-"""The wire format out: games, moves and replays as JSON-ready dicts."""
+"""The wire format out, every JSON document: games, moves, replays, races as JSON-ready dicts,
+and the WebSocket's messages (`server.api.schemas`' `...Out` models) as text. A change is
+rendered once per version for all its watchers in a process (`LiveTexts`)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,16 @@ from typing import Any
 
 from aiohttp import web
 
+from server.api.schemas import (
+    EventOut,
+    MissedEventOut,
+    RaceOut,
+    ResultOut,
+    ResyncOut,
+    ServerMessage,
+    WatchingOut,
+    WatchingRaceOut,
+)
 from server.engine import DealCode, card_text
 from server.engine.codes import commitment
 from server.services.races.standings import RaceView, Standing
@@ -51,19 +63,6 @@ def iso(ms: int | None) -> str | None:
 def action_json(applied: Applied) -> dict[str, Any]:
     """The answer to an accepted action: `{"move": ..., "game": ...}` (HTTP and WebSocket)."""
     return {"move": applied.move, "game": game_json(applied.view)}
-
-
-def event_json(applied: Applied) -> dict[str, Any]:
-    """The message pushed to a game's watchers after an accepted change (`move` is None for a
-    change that is not a move: an abandonment, a hint). Face-down cards are null."""
-    view = applied.view
-    return {
-        "type": "event",
-        "game_id": view.row.id,
-        "version": view.row.version,
-        "move": applied.move,
-        "game": game_json(view),
-    }
 
 
 @functools.lru_cache(maxsize=4096)
@@ -205,3 +204,112 @@ def standing_json(s: Standing) -> dict[str, Any]:
 def rating_json(mu: float, sigma: float) -> dict[str, float]:
     """An OpenSkill rating; its ordinal is mu - 3 sigma (the `openskill` package's)."""
     return {"mu": mu, "sigma": sigma, "ordinal": mu - 3 * sigma}
+
+
+# ---------------------------------------------------------------- the WebSocket's messages
+
+
+def message_text(message: ServerMessage) -> str:
+    """A message of the WebSocket as sent. A lone surrogate (in an `id` a client chose) is no
+    UTF-8: the text then escapes it, as JSON allows."""
+    data = message.model_dump()
+    text = json.dumps(data, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        text = json.dumps(data)
+    return text
+
+
+def result_message(mid: str | int | None, applied: Applied) -> ResultOut:
+    """The answer to an accepted `act`: the HTTP action's response with the game's id and
+    version."""
+    assert applied.move is not None, "an action is a move"
+    row = applied.view.row
+    return ResultOut(
+        id=mid, game_id=row.id, version=row.version, move=applied.move, game=game_json(applied.view)
+    )
+
+
+def event_message(applied: Applied) -> EventOut:
+    """The message pushed to a game's watchers after an accepted change (`move` is None for a
+    change that is not a move: an abandonment, a hint). Face-down cards are null."""
+    view = applied.view
+    return EventOut(
+        game_id=view.row.id, version=view.row.version, move=applied.move, game=game_json(view)
+    )
+
+
+def watching_message(mid: str | int | None, view: GameView) -> WatchingOut:
+    row = view.row
+    return WatchingOut(id=mid, game_id=row.id, version=row.version, game=game_json(view))
+
+
+def resync_message(mid: str | int | None, view: GameView) -> ResyncOut:
+    row = view.row
+    return ResyncOut(id=mid, game_id=row.id, version=row.version, game=game_json(view))
+
+
+def missed_messages(
+    game_id: str, since: int, version: int, log: list[LoggedMove]
+) -> list[MissedEventOut]:
+    """The changes after `since`, up to `version`, from the move log. A version without a log
+    entry is a change that is not a move (a hint marking the game assisted, an abandonment):
+    its event has `move` null and the score as it stood."""
+    score = 0
+    logged: dict[int, LoggedMove] = {}
+    for entry in log:
+        if entry.seq <= since:
+            score = entry.score
+        else:
+            logged[entry.seq] = entry
+    missed = []
+    for seq in range(since + 1, version + 1):
+        found = logged.get(seq)
+        if found is not None:
+            score = found.score
+        move = found.move if found is not None else None
+        missed.append(MissedEventOut(game_id=game_id, version=seq, move=move, score=score))
+    return missed
+
+
+def watching_race_message(mid: str | int | None, view: RaceView) -> WatchingRaceOut:
+    return WatchingRaceOut(id=mid, race_id=view.race.id, race=race_json(view))
+
+
+def race_message(version: int, view: RaceView) -> RaceOut:
+    """The message pushed to a race's watchers on every change: the whole document."""
+    return RaceOut(race_id=view.race.id, version=version, race=race_json(view))
+
+
+class LiveTexts:
+    """The pushed messages of this process, each rendered once per (game, version) or (race,
+    version) for all its watchers here, however many they are: the text of the last `KEPT`
+    changes is kept (a watcher gets a change as it comes, or moments later, once the snapshot
+    it was reading is sent)."""
+
+    KEPT = 1024
+
+    def __init__(self) -> None:
+        self.texts: dict[tuple[str, str, int], str] = {}
+
+    def event(self, applied: Applied) -> str:
+        row = applied.view.row
+        key = ("game", row.id, row.version)
+        text = self.texts.get(key)
+        if text is None:
+            text = self._keep(key, message_text(event_message(applied)))
+        return text
+
+    def race(self, version: int, view: RaceView) -> str:
+        key = ("race", view.race.id, version)
+        text = self.texts.get(key)
+        if text is None:
+            text = self._keep(key, message_text(race_message(version, view)))
+        return text
+
+    def _keep(self, key: tuple[str, str, int], text: str) -> str:
+        self.texts[key] = text
+        if len(self.texts) > self.KEPT:
+            del self.texts[next(iter(self.texts))]
+        return text

@@ -14,26 +14,28 @@ A broker routes the event of each committed action to the local watchers of that
   or its taps follow, and publishes after the commit (see its docstring).
 
 The payload is the change as data (the encoding an idempotency record keeps,
-`server.store.commits.encode_answer`), not the rendered event. The broker renders a change as
-the watchers' `event` message (`server.api.render`) in the process that delivers it, once, and only
-when that process has watchers of the game. Watchers are callbacks that must not block (they
-put the message on a bounded queue).
+`server.store.commits.encode_answer`), and the watchers get it as a value: the `Applied` change,
+decoded once in the process that delivers it, and only when that process has watchers (or taps)
+of the game. Delivery renders nothing: the watchers' `event` message is rendered at the edge
+(`server.api.render`), once per version for all the watchers of a process. Watchers are
+callbacks that must not block (they put the message on a bounded queue).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 
-from server.api.render import event_json
-from server.services.values import Applied
-from server.store.commits import decode_answer
+from server.services.values import Applied, decode_answer
 
 log = logging.getLogger(__name__)
 
-Watcher = Callable[[int, str], None]
-"""Called with (version, event text); must not block."""
+Change = Applied | None
+"""What a watcher gets with a version: a game's change, or None for a signal (the watchers of a
+key such as a race's read what changed themselves)."""
+
+Watcher = Callable[[int, Change], None]
+"""Called with (version, change); must not block."""
 
 
 class Broker:
@@ -71,10 +73,10 @@ class Broker:
             if not watchers:
                 del self.watchers[game_id]
 
-    def deliver(self, game_id: str, version: int, event: str) -> None:
-        for watcher in list(self.watchers.get(game_id, ())):
+    def deliver(self, key: str, version: int, change: Change) -> None:
+        for watcher in list(self.watchers.get(key, ())):
             try:
-                watcher(version, event)
+                watcher(version, change)
             except Exception:  # a broken watcher must not stop the others
                 log.exception("watcher failed")
 
@@ -88,7 +90,7 @@ class Broker:
     async def signal(self, key: str) -> None:
         """Tells the watchers of `key` (in every process) that it changed; they read it again
         themselves (a race's watchers read its document)."""
-        self.deliver(key, 0, "")
+        self.deliver(key, 0, None)
 
     async def published(self, applied: Applied) -> None:
         """Called after the change's transaction committed."""
@@ -104,13 +106,13 @@ class Broker:
         watched = bool(self.watchers.get(key))
         if answer == "-":  # a signal: the watchers read what changed themselves
             if watched:
-                self.deliver(key, version, "")
+                self.deliver(key, version, None)
             return
         if not watched and key not in self.taps:
             return
         applied = decode_answer(answer)
         if watched:
-            self.deliver(key, version, event_text(applied))
+            self.deliver(key, version, applied)
         self.tapped(applied)
 
     async def start(self) -> None:
@@ -120,13 +122,9 @@ class Broker:
         pass
 
 
-def event_text(applied: Applied) -> str:
-    return json.dumps(event_json(applied), ensure_ascii=False)
-
-
 class LocalBroker(Broker):
     async def published(self, applied: Applied) -> None:
         game_id = applied.view.row.id
         if self.watchers.get(game_id):
-            self.deliver(game_id, applied.view.row.version, event_text(applied))
+            self.deliver(game_id, applied.view.row.version, applied)
         self.tapped(applied)

@@ -49,7 +49,7 @@ class PgBroker(Broker):
             connection = self.connection
             if connection is None:  # not listening right now: this process hears them at least
                 for key in keys:
-                    self.deliver(key, 0, "")
+                    self.deliver(key, 0, None)
                 continue
             try:
                 async with self.in_use:

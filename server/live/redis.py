@@ -13,9 +13,8 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from server.live.broker import Broker, Watcher, event_text
-from server.services.values import Applied
-from server.store.commits import encode_answer
+from server.live.broker import Broker, Watcher
+from server.services.values import Applied, encode_answer
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +151,7 @@ class RedisBroker(Broker):
         commit fails (the commit carries nothing, so `payload()` is the base's None)."""
         row = applied.view.row
         if self.watchers.get(row.id):
-            self.deliver(row.id, row.version, event_text(applied))
+            self.deliver(row.id, row.version, applied)
         if self.wanted(row.id):
             self.heard[row.id] = row.version
         self.tapped(applied)
@@ -163,7 +162,7 @@ class RedisBroker(Broker):
 
     async def signal(self, key: str) -> None:
         """Delivered here at once, and sent to the others."""
-        self.deliver(key, 0, "")
+        self.deliver(key, 0, None)
         await self._send(("PUBLISH", self.channel(key), f"{self.origin} 0 -"))
 
     async def _send(self, *commands: tuple[Any, ...]) -> None:
@@ -253,7 +252,7 @@ class RedisBroker(Broker):
                 if not waiter.done():
                     waiter.set_result(None)
             if key.startswith("race:"):
-                self.deliver(key, 0, "")  # read again: a change may have come before
+                self.deliver(key, 0, None)  # read again: a change may have come before
             else:
                 task = asyncio.create_task(self._last_change(key))
                 self.fetches.add(task)

@@ -15,8 +15,11 @@ import pytest
 from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient
 
+from server.api import render
+from server.api.schemas import EventOut
 from server.app import create_app
 from server.engine import CARDS, DealCode, Game, card_text, parse_action
+from server.services.values import Applied
 from server.settings import Settings
 from tests.api.helpers import (
     action_body,
@@ -732,3 +735,30 @@ async def test_a_hint_reaches_the_watchers_as_a_change_of_its_own(
     ]
     assert missed[1]["score"] == missed[0]["score"]
     assert (await late.receive())["type"] == "watching"
+
+
+async def test_a_change_is_rendered_once_for_all_the_watchers_of_a_process(
+    client: TestClient[Any, Any], api: Api, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The broker hands the change over as a value; `render.py` renders its `event` once per
+    version, and every watcher here gets that same text."""
+    rendered: list[int] = []
+    event_message = render.event_message
+
+    def counted(applied: Applied) -> EventOut:
+        rendered.append(applied.view.row.version)
+        return event_message(applied)
+
+    monkeypatch.setattr(render, "event_message", counted)
+    _, auth = await api.player()
+    game_id = (await api.game(auth, code=CODE))["id"]
+    watchers = [await connect() for _ in range(3)]
+    for n, watcher in enumerate(watchers):
+        await watcher.request({"type": "watch", "id": n, "game_id": game_id})
+    for text in ("AC-f", "undo", "AC-f"):
+        await api.act(auth, game_id, action_body(text))
+    for watcher in watchers:
+        for version in (1, 2, 3):
+            assert (await watcher.receive())["version"] == version
+    assert rendered == [1, 2, 3]
+    assert watchers[0].raw[-3:] == watchers[1].raw[-3:] == watchers[2].raw[-3:]

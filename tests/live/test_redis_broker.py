@@ -2,8 +2,9 @@
 with `BROKER_URL` beside a second broker of its own, on a real Redis and a real database.
 
 Another process's broker is stood in for by a second `RedisBroker` in the test: it subscribes
-only when asked, hears the app's changes as the app's own watchers see them, gets the last
-change of a game committed before its subscription took effect, and leaves nothing subscribed.
+only when asked, hears the app's changes as values (rendered, the same event as the app's own
+watchers get), gets the last change of a game committed before its subscription took effect,
+and leaves nothing subscribed.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ import pytest
 from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient
 
+from server.api.render import event_message
 from server.keys import BROKER
 from server.live import make_broker
+from server.live.broker import Change
 from server.live.redis import RedisBroker
+from server.services.values import Applied
 from server.settings import Settings
 from server.store.db import CHANNEL
 from tests.conftest import Api
@@ -53,13 +57,19 @@ class Heard:
     """A watcher's calls, awaited one at a time."""
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[tuple[int, str]] = asyncio.Queue()
+        self.queue: asyncio.Queue[tuple[int, Change]] = asyncio.Queue()
 
-    def __call__(self, version: int, text: str) -> None:
-        self.queue.put_nowait((version, text))
+    def __call__(self, version: int, change: Change) -> None:
+        self.queue.put_nowait((version, change))
 
-    async def next(self) -> tuple[int, str]:
+    async def next(self) -> tuple[int, Change]:
         return await asyncio.wait_for(self.queue.get(), 5)
+
+    async def change(self) -> tuple[int, Applied]:
+        """The next call, a game's change (not a signal)."""
+        version, change = await self.next()
+        assert change is not None, version
+        return version, change
 
 
 async def test_with_redis_a_commit_sends_no_postgresql_notification(
@@ -110,9 +120,9 @@ async def test_another_process_hears_the_changes_of_what_it_watches_and_nothing_
         await api.act(auth, unwatched, {"card": card, "to": to})
         local = await ws.receive(5)
         assert local.type == WSMsgType.TEXT
-        got_version, text = await heard.next()
+        got_version, change = await heard.change()
         assert got_version == version
-        event = json.loads(text)
+        event = event_message(change).model_dump()
         assert (event["type"], event["game_id"], event["version"], event["move"]) == (
             "event",
             watched,
@@ -154,9 +164,8 @@ async def test_a_change_made_before_a_subscription_took_effect_is_delivered(
     heard = Heard()
     other.subscribe(game_id, heard)  # after the changes went out: the last one comes all the same
     assert await other.ready(game_id)
-    version, text = await heard.next()
-    assert version == 2
-    assert json.loads(text)["move"] == "QD-t4"
+    version, change = await heard.change()
+    assert (version, change.move) == (2, "QD-t4")
 
     # A tap (a race's standings) hears the change as data.
     taps: asyncio.Queue[Any] = asyncio.Queue()
@@ -184,8 +193,8 @@ async def test_a_signal_reaches_the_watchers_of_its_key_in_every_process(
     while not here.queue.empty():
         here.queue.get_nowait()
     await app_broker.signal(key)
-    assert await here.next() == (0, "")
-    assert await there.next() == (0, "")
+    assert await here.next() == (0, None)
+    assert await there.next() == (0, None)
     app_broker.unsubscribe_all(key)
     other.unsubscribe_all(key)
 
@@ -205,7 +214,7 @@ async def test_a_message_that_cannot_be_delivered_is_dropped_and_the_next_change
     game_id = (await api.game(auth, code=CODE))["id"]
     heard = Heard()
 
-    def broken(version: int, text: str) -> None:
+    def broken(version: int, change: Change) -> None:
         raise RuntimeError("a watcher that fails")
 
     other.subscribe(game_id, heard)
@@ -221,11 +230,11 @@ async def test_a_message_that_cannot_be_delivered_is_dropped_and_the_next_change
     ):
         assert await admin.publish(channel, bad) == 1  # the other broker is the one subscriber
     await api.act(auth, game_id, {"card": "3D", "to": "t3"})
-    version, text = await heard.next()
-    assert (version, json.loads(text)["move"]) == (1, "3D-t3")
+    version, change = await heard.change()
+    assert (version, change.move) == (1, "3D-t3")
     await api.act(auth, game_id, {"card": "QD", "to": "t4"})
-    version, text = await heard.next()
-    assert (version, json.loads(text)["move"]) == (2, "QD-t4")
+    version, change = await heard.change()
+    assert (version, change.move) == (2, "QD-t4")
     assert heard.queue.empty()
 
 

@@ -1,0 +1,95 @@
+"""The games a connection watches (`watch`, `unwatch`): subscribe, then read.
+
+A game is subscribed to first, then read, so nothing committed in between is missed: changes
+that arrive meanwhile are held, and sent after the snapshot if they are newer. Each version is
+sent once, in order: a change older than what was sent is dropped (with Redis, two processes'
+changes of one game may cross; the client detects a gap by the versions and watches again with
+`since`). A change is rendered once per version for all the watchers of this process
+(`LiveTexts`).
+"""
+
+from __future__ import annotations
+
+from server import metrics
+from server.api.live.outbox import Outbox
+from server.api.render import LiveTexts, missed_messages, resync_message, watching_message
+from server.live.broker import Broker, Change, Watcher
+from server.services.games import GameService
+from server.services.values import Applied, Principal
+
+MISSED_LIMIT = 100
+"""At most this many missed changes are sent one by one; more, and the watcher resyncs."""
+
+
+class GameWatching:
+    def __init__(
+        self, broker: Broker, games: GameService, texts: LiveTexts, outbox: Outbox
+    ) -> None:
+        self.broker = broker
+        self.games = games
+        self.texts = texts
+        self.outbox = outbox
+        self.watchers: dict[str, Watcher] = {}
+        self.seen: dict[str, int] = {}
+        """The last version sent of each game."""
+        self.held: dict[str, list[tuple[int, Applied]]] = {}
+        """Changes that came while a game was being read: sent after its snapshot."""
+
+    def _watcher(self, game_id: str) -> Watcher:
+        def watcher(version: int, change: Change) -> None:
+            if change is None:  # a game's key carries changes, not signals
+                return
+            held = self.held.get(game_id)
+            if held is not None:
+                held.append((version, change))
+            else:
+                self._send(game_id, version, change)
+
+        return watcher
+
+    def _send(self, game_id: str, version: int, change: Applied) -> None:
+        if version > self.seen.get(game_id, -1):
+            self.seen[game_id] = version
+            self.outbox.put(self.texts.event(change))
+
+    async def watch(
+        self, mid: str | int | None, game_id: str, since: int | None, viewer: Principal | None
+    ) -> None:
+        """`watching` with the game now (after the changes missed since `since`, if any), or
+        `resync` when too much was missed; then every later change."""
+        if game_id not in self.watchers:
+            watcher = self._watcher(game_id)
+            self.broker.subscribe(game_id, watcher)
+            self.watchers[game_id] = watcher
+            metrics.watchers(1)
+        self.held[game_id] = []
+        # With Redis, a subscription takes effect a moment later: read only once it has.
+        await self.broker.ready(game_id)
+        try:
+            view, log = await self.games.missed(game_id, viewer, since, MISSED_LIMIT)
+        except BaseException:
+            self.held.pop(game_id, None)
+            self.unwatch(game_id)  # an unknown or hidden game is not watched
+            raise
+        version = view.row.version
+        if since is not None and (since > version or version - since > MISSED_LIMIT):
+            self.outbox.send(resync_message(mid, view))
+        else:
+            if since is not None:
+                for missed in missed_messages(game_id, since, version, log):
+                    self.outbox.send(missed)
+            self.outbox.send(watching_message(mid, view))
+        self.seen[game_id] = max(self.seen.get(game_id, -1), version)
+        for held_version, change in self.held.pop(game_id, []):
+            self._send(game_id, held_version, change)
+
+    def unwatch(self, game_id: str) -> None:
+        watcher = self.watchers.pop(game_id, None)
+        if watcher is not None:
+            self.broker.unsubscribe(game_id, watcher)
+            metrics.watchers(-1)
+        self.seen.pop(game_id, None)
+
+    def unwatch_all(self) -> None:
+        for game_id in list(self.watchers):
+            self.unwatch(game_id)
