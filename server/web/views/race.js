@@ -4,7 +4,7 @@
 // - Open: the players, Join, Leave, and Start for its creator; the server's refusals shown.
 // - Starting: the countdown, by the server's clock (the document's `now`), never the
 //   browser's: the page keeps the offset between the two from each document it receives.
-// - Running: the racer's own table (the play view, play.js, through the same actions as a solo
+// - Running: the racer's own table (the play view, views/play/, through the same actions as a solo
 //   game; locked until `starts_at` and after the deadline), and everyone's standings: foundation
 //   cards, ranked score, moves, time, status, place. Never a card: a racer's game is not asked
 //   for by anyone but its racer, and a spectator sees the standings only.
@@ -15,10 +15,11 @@ import { get, post } from "../lib/api.js";
 import { formatDate, formatRating, formatTime } from "../lib/cards.js";
 import { sha256Hex } from "../lib/deal.js";
 import { define, t } from "../lib/i18n.js";
-import { PlayView } from "./play/view.js";
-import { refusalText } from "./races.js";
+import { refusalText } from "../lib/races.js";
 import { ensurePlayer, player } from "../lib/session.js";
+import { LiveSocket } from "../lib/socket.js";
 import { el, problemText } from "../lib/ui.js";
+import { PlayView } from "./play/view.js";
 
 define({
   en: {
@@ -224,9 +225,7 @@ define({
   },
 });
 
-const PROTOCOL = "solitaire.v1";
 const WATCH_ID = 1;
-const MAX_BACKOFF_MS = 10000;
 const TICK_MS = 250;
 
 function pair(label, value, id) {
@@ -248,9 +247,6 @@ export async function mount(root, params) {
   let mounting = null;
   let lockedBefore = null; // whether the racer's table was locked at the last tick
   let phaseBefore = null; // the race's phase at the last tick
-  let socket = null;
-  let attempt = 0;
-  let retryTimer = null;
   let busy = false;
   let checkedCode = null;
 
@@ -558,11 +554,9 @@ export async function mount(root, params) {
     } else if (before && race.status === "open" && race.players.length > before.players.length) {
       say(t("race.say.joined", { name: race.players.at(-1).name }));
     }
-    if (over() && socket) {
+    if (over() && socket.connected) {
       // nothing more will happen to this race
-      const ws = socket;
-      socket = null;
-      ws.close(1000);
+      socket.close();
       setConnection("ended", t("race.connection.ended"));
     }
   }
@@ -601,55 +595,31 @@ export async function mount(root, params) {
 
   // --- the socket ------------------------------------------------------------------------------
 
-  function connect() {
-    retryTimer = null;
-    if (!here() || over()) return;
-    if (typeof WebSocket === "undefined") return;
-    const url = `${location.protocol === "https:" ? "wss://" : "ws://"}${location.host}/api/v1/live`;
-    const ws = new WebSocket(url, [PROTOCOL]);
-    socket = ws;
-    setConnection(attempt ? "reconnecting" : "connecting",
-      attempt ? t("race.connection.reconnecting", { seconds: 0 }) : t("race.connection.connecting"));
-    ws.addEventListener("open", () => {
-      if (ws !== socket) return;
-      ws.send(JSON.stringify({ type: "watch_race", race_id: raceId, id: WATCH_ID }));
-    });
-    ws.addEventListener("message", (event) => {
-      if (ws !== socket) return;
-      let message;
-      try {
-        message = JSON.parse(event.data);
-      } catch {
-        return;
-      }
+  const socket = new LiveSocket({
+    active: here,
+    finished: over,
+    hello: () => socket.send({ type: "watch_race", race_id: raceId, id: WATCH_ID }),
+    message: (message) => {
       if (message.type === "watching_race" || message.type === "race") {
         if (message.type === "watching_race") {
-          attempt = 0;
+          socket.watching();
           setConnection("live", t("race.connection.live"));
         }
         show(message.race);
       } else if (message.type === "error" && message.id === WATCH_ID) {
         problem.textContent = problemText({ problem: message.problem || {} });
       }
-    });
-    ws.addEventListener("close", () => {
-      if (ws !== socket || !here()) return;
-      socket = null;
-      if (over()) {
-        setConnection("ended", t("race.connection.ended"));
-        return;
-      }
-      const wait = Math.min(1000 * 2 ** attempt, MAX_BACKOFF_MS);
-      attempt += 1;
-      setConnection("reconnecting",
-        t("race.connection.reconnecting", { seconds: Math.round(wait / 1000) }));
-      retryTimer = setTimeout(connect, wait);
-    });
-  }
+    },
+    state: (name, seconds) => {
+      if (name === "connecting") setConnection(name, t("race.connection.connecting"));
+      else if (name === "ended") setConnection(name, t("race.connection.ended"));
+      else setConnection(name, t("race.connection.reconnecting", { seconds: seconds ?? 0 }));
+    },
+  });
 
   draw(null);
   if (over()) setConnection("ended", t("race.connection.ended"));
-  else connect();
+  else socket.start();
   const ticker = setInterval(() => {
     if (here()) drawTimes();
   }, TICK_MS);
@@ -657,13 +627,7 @@ export async function mount(root, params) {
   return () => {
     alive = false;
     clearInterval(ticker);
-    clearTimeout(retryTimer);
     if (mountedView) mountedView.leave();
-    if (socket) {
-      const ws = socket;
-      socket = null;
-      if (ws.readyState === WebSocket.CONNECTING) ws.addEventListener("open", () => ws.close(1000));
-      else ws.close(1000);
-    }
+    socket.close();
   };
 }

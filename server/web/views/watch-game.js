@@ -8,6 +8,7 @@ import { formatTime, moveText } from "../lib/cards.js";
 import { codeText } from "../lib/deal.js";
 import { define, t } from "../lib/i18n.js";
 import { player } from "../lib/session.js";
+import { LiveSocket } from "../lib/socket.js";
 import { el } from "../lib/ui.js";
 
 define({
@@ -91,9 +92,7 @@ define({
   },
 });
 
-const PROTOCOL = "solitaire.v1";
 const WATCH_ID = 1;
-const MAX_BACKOFF_MS = 10000;
 
 function info(label, id) {
   const value = el("dd", { id });
@@ -130,10 +129,7 @@ export function mount(root, params) {
     el("div", { class: "watch-head" }, title, state),
     problem, details, lastMove, ended, boardRoot));
 
-  let socket = null;
-  let stopped = false; // closed by us: never reconnect
-  let attempt = 0;
-  let retryTimer = null;
+  let stopped = false; // left: what is still on its way changes nothing
   let tick = null;
   let version = null; // the last version seen, for `since`
   let game = null;
@@ -202,22 +198,12 @@ export function mount(root, params) {
     if (game.status === "active" && game.moves > 0) tick = setInterval(showTime, 1000);
   }
 
-  function send(message) {
-    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
-  }
-
-  function onMessage(event) {
-    let message;
-    try {
-      message = JSON.parse(event.data);
-    } catch {
-      return;
-    }
+  function onMessage(message) {
     if (message.game_id && message.game_id !== gameId) return;
     switch (message.type) {
       case "watching":
       case "resync":
-        attempt = 0;
+        socket.watching();
         problem.textContent = "";
         version = message.version;
         show(message.game);
@@ -239,63 +225,32 @@ export function mount(root, params) {
     }
   }
 
-  function connect() {
-    retryTimer = null;
-    if (stopped) return;
-    const url = `${location.protocol === "https:" ? "wss://" : "ws://"}${location.host}/api/v1/live`;
-    let ws;
-    try {
-      ws = new WebSocket(url, [PROTOCOL]);
-    } catch {
-      problem.textContent = t("watch.unsupported");
-      return;
-    }
-    socket = ws;
-    setState(attempt ? "reconnecting" : "connecting",
-      t(attempt ? "watch.reconnecting" : "watch.connecting"));
-    ws.addEventListener("open", () => {
-      if (ws !== socket) return;
+  const socket = new LiveSocket({
+    // nothing more will happen to a finished game
+    finished: () => Boolean(game && game.status !== "active"),
+    hello: () => {
       const me = player();
-      if (me && me.token) send({ type: "auth", token: me.token });
+      if (me && me.token) socket.send({ type: "auth", token: me.token });
       const watch = { type: "watch", game_id: gameId, id: WATCH_ID };
       if (version !== null) watch.since = version;
-      send(watch);
-    });
-    ws.addEventListener("message", (event) => {
-      if (ws === socket) onMessage(event);
-    });
-    ws.addEventListener("close", () => {
-      if (ws !== socket || stopped) return;
-      socket = null;
-      if (game && game.status !== "active") {
-        setState("ended", t("watch.ended"));
-        return; // nothing more will happen to a finished game
-      }
-      const wait = Math.min(1000 * 2 ** attempt, MAX_BACKOFF_MS);
-      attempt += 1;
-      setState("reconnecting", t("watch.reconnecting.in", { seconds: Math.round(wait / 1000) }));
-      retryTimer = setTimeout(connect, wait);
-    });
-  }
-
-  if (typeof WebSocket === "undefined") {
-    problem.textContent = t("watch.unsupported");
-  } else {
-    connect();
-  }
+      socket.send(watch);
+    },
+    message: onMessage,
+    state: (name, seconds) => {
+      if (name === "connecting") setState(name, t("watch.connecting"));
+      else if (name === "ended") setState(name, t("watch.ended"));
+      else if (seconds === null) setState(name, t("watch.reconnecting"));
+      else setState(name, t("watch.reconnecting.in", { seconds }));
+    },
+    unsupported: () => {
+      problem.textContent = t("watch.unsupported");
+    },
+  });
+  socket.start();
 
   return () => {
     stopped = true;
-    clearTimeout(retryTimer);
     clearInterval(tick);
-    if (socket) {
-      const ws = socket;
-      socket = null;
-      if (ws.readyState === WebSocket.CONNECTING) {
-        ws.addEventListener("open", () => ws.close(1000));
-      } else {
-        ws.close(1000);
-      }
-    }
+    socket.close();
   };
 }

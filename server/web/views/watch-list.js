@@ -1,11 +1,11 @@
 // #/watch: something to watch. The games in play that anyone may watch
 // (GET /api/v1/live/games: most recently active first, paged; not a daily game before its day
 // ends, nor a race's game before its race ends), each opening the spectator view (#/watch/ID),
-// and the open and running races (race.js shows one). Read again every few seconds.
+// and the open and running races (views/race.js shows one). Read again every few seconds.
 import { get, query } from "../lib/api.js";
 import { formatTime } from "../lib/cards.js";
 import { define, t } from "../lib/i18n.js";
-import { raceList } from "./races.js";
+import { raceList } from "../lib/races.js";
 import { el, problemText } from "../lib/ui.js";
 
 define({

@@ -25,7 +25,7 @@ import {
   CODE_MAX_LENGTH, checkDeal, checkText, codeText, rememberDeal, secretDeal,
 } from "../../lib/deal.js";
 import { define, t } from "../../lib/i18n.js";
-import { refusalText } from "../races.js";
+import { refusalText } from "../../lib/races.js";
 import { ensurePlayer, forget } from "../../lib/session.js";
 import { dialog, el, fieldProblemText, problemText, toast } from "../../lib/ui.js";
 
