@@ -83,8 +83,17 @@ class Decision:
     game: Game
     move: str | None
     assisted: bool
-    timed_out: bool = False
+    time_out: TimeOut | None = None
     """The time-out of a race game at its race's deadline (`GameService.time_out`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimeOut:
+    """Where a timed-out race game's clock stops: at its race's deadline, after the race's
+    whole time limit (both as the race row says)."""
+
+    finished_ms: int
+    elapsed_ms: int
 
 
 Decide = Callable[[GameView], Decision | None]
@@ -321,19 +330,20 @@ class GameService:
 
         return await self._change(player, game_id, decide)
 
-    async def time_out(self, game_id: str) -> Applied:
-        """A race game still active at its race's deadline ends, timed out: abandoned, its clock
-        stopped at the deadline. A change like any other (a version, its watchers told, the
-        cache swapped on commit), and the only one a game takes at or after its deadline. The
-        server decides it: no player's ownership is checked. A game already ended is left as it
-        is (`Applied.move` None and the view unchanged)."""
+    async def time_out(self, game_id: str, deadline_ms: int, limit_ms: int) -> Applied:
+        """A race game still active at its race's deadline ends, timed out: abandoned, its
+        clock stopped at the race's deadline after its time limit (`deadline_ms`, `limit_ms`,
+        as the race row says). A change like any other (a version, its watchers told, the cache
+        swapped on commit), and the only one a game takes at or after its deadline. The server
+        decides it: no player's ownership is checked. A game already ended is left as it is
+        (`Applied.move` None and the view unchanged)."""
 
         def decide(view: GameView) -> Decision | None:
-            if view.game.status is not Status.ACTIVE or view.row.deadline_ms is None:
+            if view.game.status is not Status.ACTIVE or view.row.race_id is None:
                 return None
             game = view.game.copy()
             game.abandon()
-            return Decision(game, None, view.row.assisted, timed_out=True)
+            return Decision(game, None, view.row.assisted, TimeOut(deadline_ms, limit_ms))
 
         return await self._change(None, game_id, decide)
 
@@ -414,7 +424,7 @@ class GameService:
                         at_ms=now,
                         record=record,
                         notify=self.broker.payload(applied, answer),
-                        timed_out=decision.timed_out,
+                        timed_out=decision.time_out is not None,
                     )
                 )
                 if outcome is Outcome.COMMITTED:
@@ -475,10 +485,11 @@ def next_row(row: GameRecord, decision: Decision, now: int) -> GameRecord:
     if started is None and decision.move is not None:
         started = now
     finished, elapsed = row.finished_ms, row.elapsed_ms
-    if game.status is not Status.ACTIVE and row.status is Status.ACTIVE:
-        # A time-out stops the clock at the deadline: the race's whole time limit.
-        finished = row.deadline_ms if decision.timed_out and row.deadline_ms is not None else now
-        elapsed = max(0, finished - started) if started is not None else 0
+    if decision.time_out is not None:
+        finished, elapsed = decision.time_out.finished_ms, decision.time_out.elapsed_ms
+    elif game.status is not Status.ACTIVE and row.status is Status.ACTIVE:
+        finished = now
+        elapsed = max(0, now - started) if started is not None else 0
     # A daily game changed after its UTC day (its code now public) is practice from then on.
     practice = row.practice or (row.daily is not None and utc_day(now) > row.daily)
     return replace(
@@ -495,7 +506,7 @@ def next_row(row: GameRecord, decision: Decision, now: int) -> GameRecord:
         finished_ms=finished,
         elapsed_ms=elapsed,
         assisted=decision.assisted,
-        timed_out=row.timed_out or decision.timed_out,
+        timed_out=row.timed_out or decision.time_out is not None,
     )
 
 

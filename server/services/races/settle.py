@@ -108,12 +108,13 @@ class Settler:
             race = await store.race(session, race_id)
             if race is None or race.status not in ("starting", "running"):
                 return
-            if self.clock() < deadline_of(race):
+            deadline = deadline_of(race)
+            if self.clock() < deadline:
                 return
             games = await store.race_games(session, race_id)
         for game in games:
             if game.status is Status.ACTIVE:
-                await self.games.time_out(game.id)
+                await self.games.time_out(game.id, deadline, race.time_limit_s * 1000)
 
     async def _finish(self, session: AsyncSession, race: RaceRecord, now: int) -> list[GameRecord]:
         """Places the racers, rates them, reveals the race's games and its deal."""
