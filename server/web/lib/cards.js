@@ -1,6 +1,6 @@
 // Card text (SPEC 1.9): rank `A 2 … 9 T J Q K` then suit `S H D C`. Display only: the client
 // never decides whether a move is legal; the server does.
-import { language, t } from "./i18n.js";
+import { t } from "./i18n.js";
 
 export const SUITS = ["S", "H", "D", "C"]; // the foundations' fixed order
 export const SYMBOL = { S: "♠", H: "♥", D: "♦", C: "♣" };
@@ -33,31 +33,4 @@ export function moveText(move) {
   const where = place === "f" ? t("place.f") : t("place.t", { n: place.slice(1) });
   const arrow = document.documentElement.dir === "rtl" ? "←" : "→";
   return `${short(card)} ${arrow} ${where}`;
-}
-
-export function formatTime(ms) {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = String(seconds % 60).padStart(2, "0");
-  return h ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
-}
-
-// An ISO 8601 time as a date and time in the page's language ("—" when there is none).
-export function formatDate(iso) {
-  if (!iso) return "—";
-  try {
-    return new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short" })
-      .format(new Date(iso));
-  } catch {
-    return iso;
-  }
-}
-
-// A race rating's number (an OpenSkill ordinal, mu or sigma) with one decimal, in the page's
-// language; `sign` writes a change's + or −.
-export function formatRating(value, { sign = false } = {}) {
-  return new Intl.NumberFormat(language(), {
-    minimumFractionDigits: 1, maximumFractionDigits: 1, signDisplay: sign ? "exceptZero" : "auto",
-  }).format(value);
 }

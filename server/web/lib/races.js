@@ -6,7 +6,7 @@
 // and Hebrew the page says the same from the rule (`refusalText`); in English it shows the
 // server's own words.
 import { get, query } from "./api.js";
-import { formatDate, formatTime } from "./cards.js";
+import { formatDate, formatTime } from "./format.js";
 import { define, language, t } from "./i18n.js";
 import { player } from "./session.js";
 import { el, problemText } from "./ui.js";

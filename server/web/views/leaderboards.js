@@ -6,8 +6,8 @@
 // race board instead (GET /api/v1/leaderboards/races: players by the ordinal of their OpenSkill
 // rating of the rule, SPEC 2.6.1).
 import { get, query } from "../lib/api.js";
-import { formatDate, formatRating, formatTime } from "../lib/cards.js";
 import { CODE_MAX_LENGTH, CODE_PATTERN, codeOrHidden, sha256Hex } from "../lib/deal.js";
+import { formatDate, formatRating, formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
 import { player } from "../lib/session.js";
 import { el, problemText } from "../lib/ui.js";

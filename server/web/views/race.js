@@ -12,8 +12,8 @@
 //   `rating.after` ordinals), the revealed code checked against the commitment first seen, and
 //   the replays.
 import { get, post } from "../lib/api.js";
-import { formatDate, formatRating, formatTime } from "../lib/cards.js";
 import { sha256Hex } from "../lib/deal.js";
+import { formatDate, formatRating, formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
 import { refusalText } from "../lib/races.js";
 import { ensurePlayer, player } from "../lib/session.js";

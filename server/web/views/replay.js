@@ -4,8 +4,9 @@
 // "Verify" button asks the server to replay and check the document).
 import { get, post } from "../lib/api.js";
 import { renderBoard } from "../lib/board.js";
-import { formatTime, moveText } from "../lib/cards.js";
+import { moveText } from "../lib/cards.js";
 import { codeOrHidden, sha256Hex } from "../lib/deal.js";
+import { formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
 import { buildPositions, visible } from "../lib/positions.js";
 import { el, problemText } from "../lib/ui.js";

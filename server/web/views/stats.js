@@ -1,8 +1,8 @@
 // #/me and #/player/ID: a player's statistics per rule and their games, newest first. A game
 // whose deal is still secret shows it as hidden (SPEC 2.3 "Fair play").
 import { get, query } from "../lib/api.js";
-import { formatDate, formatRating, formatTime } from "../lib/cards.js";
 import { codeOrHidden } from "../lib/deal.js";
+import { formatDate, formatRating, formatTime } from "../lib/format.js";
 import { define, language, t } from "../lib/i18n.js";
 import { player } from "../lib/session.js";
 import { el, problemText } from "../lib/ui.js";

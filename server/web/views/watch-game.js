@@ -4,8 +4,9 @@
 // deal's code is null until the game ends (a daily deal's until its day ends): shown as hidden.
 import { get } from "../lib/api.js";
 import { renderBoard } from "../lib/board.js";
-import { formatTime, moveText } from "../lib/cards.js";
+import { moveText } from "../lib/cards.js";
 import { codeText } from "../lib/deal.js";
+import { formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
 import { player } from "../lib/session.js";
 import { LiveSocket } from "../lib/socket.js";

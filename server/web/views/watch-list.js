@@ -3,7 +3,7 @@
 // ends, nor a race's game before its race ends), each opening the spectator view (#/watch/ID),
 // and the open and running races (views/race.js shows one). Read again every few seconds.
 import { get, query } from "../lib/api.js";
-import { formatTime } from "../lib/cards.js";
+import { formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
 import { raceList } from "../lib/races.js";
 import { el, problemText } from "../lib/ui.js";

@@ -2,8 +2,8 @@
 // Settings (the four play settings, kept on the server per player), the won game's dialog, and
 // the questions asked before a hint and before giving up.
 import { patch, post } from "../../lib/api.js";
-import { formatTime } from "../../lib/cards.js";
 import { CODE_MAX_LENGTH, codeText, secretDeal } from "../../lib/deal.js";
+import { formatTime } from "../../lib/format.js";
 import { t } from "../../lib/i18n.js";
 import { dialog, el, fieldProblemText, problemText } from "../../lib/ui.js";
 

@@ -20,8 +20,9 @@
 import "./strings.js";
 import { get, newKey, post } from "../../lib/api.js";
 import { locate, renderBoard } from "../../lib/board.js";
-import { formatTime, moveText, short } from "../../lib/cards.js";
+import { moveText, short } from "../../lib/cards.js";
 import { rememberDeal } from "../../lib/deal.js";
+import { formatTime } from "../../lib/format.js";
 import { t } from "../../lib/i18n.js";
 import { refusalText } from "../../lib/races.js";
 import { ensurePlayer, forget } from "../../lib/session.js";
