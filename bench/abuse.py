@@ -100,7 +100,7 @@ from races import machine_ticks, postgres_seconds
 
 from server.api.render import REPLAY_FORMAT, REPLAY_VERSION, deal_json
 from server.engine import DealCode, Game, Rule  # load puts ROOT on the path
-from server.services.games import verify_replay
+from server.engine.replay import verify_replay
 
 PLAYERS = int(os.environ.get("BENCH_PLAYERS", "32"))
 PACE = float(os.environ.get("BENCH_PACE", "5"))

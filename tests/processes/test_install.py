@@ -159,6 +159,14 @@ def test_the_installed_server_migrates_and_serves_the_api_documents(
             status, body = get(f"{base}/{name}")
             assert status == 200, name
             assert body == (ROOT / name).read_bytes(), name
+        # The web client, its subfolders included, is in the package.
+        web = ROOT / "server" / "web"
+        files = [p.relative_to(web).as_posix() for p in web.rglob("*") if p.is_file()]
+        assert "lib/socket.js" in files and "views/play/view.js" in files
+        for name in files:
+            status, body = get(f"{base}/" if name == "index.html" else f"{base}/web/{name}")
+            assert status == 200, name
+            assert body == (web / name).read_bytes(), name
 
         head = ScriptDirectory(str(ROOT / "migrations")).get_current_head()
         assert head is not None
