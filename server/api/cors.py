@@ -1,5 +1,12 @@
-"""CORS for browser frontends on other origins (aiohttp-cors): which headers a page may send
-and read, on every `/api/` route."""
+"""CORS for browser frontends on other origins: which headers a page may send and read, on
+every `/api/` route.
+
+CORS is `aiohttp-cors`, set on every `/api/` resource: any origin, no credentials (tokens are
+explicit, there are no cookies), the same allowed and exposed headers as before. The library
+echoes the request's `Origin` instead of answering `*`, and answers a preflight with `200` and the
+one method asked; since the answer then depends on the `Origin`, every `/api/` answer carries
+`Vary: Origin` so that a shared cache never hands one origin's answer to another.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`/api/v1/games`: deal, read, act, targets, abandon, move log (SPEC 2.3)."""
+"""`/api/v1/games`: deal, read, act, targets, abandon, move log (SPEC 2.3); hints, a deal's
+verdict and the daily deal (SPEC 2.5); the games being played now (`/api/v1/live/games`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""`/healthz` (the process serves) and `/readyz` (the database answers), and the API documents
-(`/openapi.yaml` for HTTP, `/asyncapi.yaml` for the WebSocket)."""
+"""`/healthz` (the process serves) and `/readyz` (the database answers)."""
 
 from __future__ import annotations
 

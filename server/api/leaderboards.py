@@ -1,4 +1,5 @@
-"""Leaderboards, player statistics, a player's games and their export (SPEC 2.5)."""
+"""`/api/v1/leaderboards`: the score and time boards (SPEC 2.5; the race board is in
+`api/races.py`, a player's statistics and games in `api/players.py`)."""
 
 from __future__ import annotations
 

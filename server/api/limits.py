@@ -1,4 +1,4 @@
-"""One rate budget per client (SPEC 2.7), caps on open WebSockets, and CORS for `/api/*`.
+"""One rate budget per client (SPEC 2.7) and caps on open WebSockets.
 
 **Rate budgets.** Every `/api/` request (preflights and WebSocket upgrades included) is charged
 before anything else looks at it, to two budgets at once, and refused with `429` and
@@ -41,12 +41,6 @@ cap off.
 reason. (Counting sockets across processes would need a lease that expires when a process dies
 without closing them; per process is exact and needs nothing else. Behind N replicas a client can
 hold N times as many, each still charged to one shared message budget.)
-
-**CORS** is `aiohttp-cors`, set on every `/api/` resource: any origin, no credentials (tokens are
-explicit, there are no cookies), the same allowed and exposed headers as before. The library
-echoes the request's `Origin` instead of answering `*`, and answers a preflight with `200` and the
-one method asked; since the answer then depends on the `Origin`, every `/api/` answer carries
-`Vary: Origin` so that a shared cache never hands one origin's answer to another.
 """
 
 from __future__ import annotations

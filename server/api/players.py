@@ -1,4 +1,5 @@
-"""`/api/v1/players`: sign-up, public profile, play settings (SPEC 2.2, 1.7)."""
+"""`/api/v1/players`: sign-up, public profile, play settings (SPEC 2.2, 1.7), statistics, a
+player's games and their export (SPEC 2.5)."""
 
 from __future__ import annotations
 

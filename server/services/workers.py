@@ -1,11 +1,32 @@
-"""Child processes that end with their parent.
+"""Costly work off the event loop, bounded and fair: the solver and replay verification run in
+worker processes (issue 14).
 
-A server's solver workers and `--workers N` server processes are children of one process. When
-that process ends without stopping them (killed with SIGKILL, or crashed), they would live on as
-orphans: solver workers idle for ever on their queue (each holds its end of the queue's pipe, so
-it never reads end-of-file), server workers still holding the port and database connections.
-`exit_with_parent` ends a child once its parent is gone: POSIX re-parents an orphan, so its
-parent id changes.
+Two lanes, each with its own worker process(es) and a bounded queue:
+
+- `play`: work on a player's own games: hints, certifying winnable-only deals (new games and
+  races) and drawing the daily deal;
+- `public`: work that anyone may ask for without playing: a deal's verdict, a replay's
+  verification.
+
+Anonymous work never shares a worker with a player's hint, so a flood of verdicts cannot starve
+the players. A lane holds at most `workers + queue` jobs, running or waiting; one more is refused
+at once with `503` and `Retry-After` (`WorkBusy`). A client (its player, else its address) has one
+costly request in flight at a time in a process, over both lanes, and an address at most
+`PER_ADDRESS` whatever players it signed up; one more at the same time is refused with `429`
+(`OneAtATime`). Every job is bounded by its own node or action budget, sized to
+end well within `JOB_SECONDS` on a slow core; a caller waits at most its own time limit, and a job
+it gave up on still finishes in its worker (a deal's search is followed to its end and its verdict
+stored, so the same request is then answered from the store: `server.services.deals`).
+
+Processes are spawned (not forked) on first use, so that a worker never inherits the server's
+event loop, sockets or database connections.
+
+Child processes end with their parent. A server's solver workers and `--workers N` server
+processes are children of one process. When that process ends without stopping them (killed
+with SIGKILL, or crashed), they would live on as orphans: solver workers idle for ever on their
+queue (each holds its end of the queue's pipe, so it never reads end-of-file), server workers
+still holding the port and database connections. `exit_with_parent` ends a child once its parent
+is gone: POSIX re-parents an orphan, so its parent id changes.
 """
 
 from __future__ import annotations

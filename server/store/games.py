@@ -1,4 +1,5 @@
-"""Functions that load and save players, games, the move log and idempotency records.
+"""The `games`, `moves` and `idempotency_keys` tables: games, their move logs, the listings of
+a player's games and of live games, and the answers kept for idempotency keys.
 
 Each takes an open session and never commits: the caller owns the transaction.
 """
