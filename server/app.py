@@ -12,11 +12,12 @@ from server.api import docs, games, health, leaderboards, live, players, races, 
 from server.api import monitoring as api_metrics
 from server.api import pages as client
 from server.api.cors import setup_cors
-from server.api.limits import BUDGET, RateBudget
+from server.api.limits import RateBudget
 from server.api.problems import problem_middleware
 from server.keys import (
     BOARDS,
     BROKER,
+    BUDGET,
     CLOCK,
     ENGINE,
     PLAYERS,

@@ -1,7 +1,13 @@
 """Every typed application key, in one place (the request's principal is keyed beside the code
-that resolves it, `server.api.access.PRINCIPAL`)."""
+that resolves it, `server.api.access.PRINCIPAL`).
+
+The keys of the API's own parts (the rate budget, the open sockets, the rendered live messages)
+name their types only for the type checker: those modules read these keys, so importing them
+here would be a cycle."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -15,6 +21,11 @@ from server.services.races.lobby import RaceService
 from server.services.values import Clock
 from server.settings import Settings
 
+if TYPE_CHECKING:
+    from server.api.limits import RateBudget
+    from server.api.live import Connection
+    from server.api.render import LiveTexts
+
 SETTINGS = web.AppKey("settings", Settings)
 CLOCK: web.AppKey[Clock] = web.AppKey("clock")
 """The clock of every service (`create_app(settings, clock=...)`)."""
@@ -25,3 +36,8 @@ BROKER = web.AppKey("broker", Broker)
 BOARDS = web.AppKey("boards", BoardService)
 SOLVER = web.AppKey("solver", SolverService)
 RACES = web.AppKey("races", RaceService)
+BUDGET: web.AppKey[RateBudget] = web.AppKey("rate_budget")
+CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("live_connections")
+"""The open WebSocket connections of this process (closed at shutdown)."""
+TEXTS: web.AppKey[LiveTexts] = web.AppKey("live_texts")
+"""The pushed messages of this process, rendered once per version for all their watchers."""

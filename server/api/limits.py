@@ -305,9 +305,6 @@ class RateBudget:
         return rate_limit
 
 
-BUDGET = web.AppKey("rate_budget", RateBudget)
-
-
 class SocketCaps:
     """How many WebSockets each player and each address has open in this process."""
 

@@ -18,10 +18,10 @@ from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 import server.services.deals
-from server.api.limits import BUDGET, IN_FLIGHT_PER_ADDRESS
+from server.api.limits import IN_FLIGHT_PER_ADDRESS
 from server.api.problems import known_problem
 from server.app import create_app
-from server.keys import ENGINE, SOLVER
+from server.keys import BUDGET, ENGINE, SOLVER
 from server.settings import Settings, async_url
 from server.store.db import unavailable
 from tests.api.helpers import problem, read_answer

@@ -19,7 +19,6 @@ from aiohttp import WSMsgType, web
 
 from server import metrics
 from server.api.access import authenticate, service
-from server.api.limits import BUDGET
 from server.api.live.games import GameWatching
 from server.api.live.outbox import CLOSE_NORMAL, Outbox
 from server.api.live.races import RaceWatching
@@ -43,7 +42,7 @@ from server.api.schemas import (
     echoed_id,
 )
 from server.engine.messages import negotiate
-from server.keys import BROKER, RACES
+from server.keys import BROKER, BUDGET, CONNECTIONS, RACES, TEXTS
 from server.services.errors import Problem, Unauthorized
 from server.services.values import Principal
 
@@ -57,10 +56,6 @@ HEARTBEAT_S = 20.0
 CLOSE_GOING_AWAY = 1001
 CLOSE_UNSUPPORTED = 1003
 CLOSE_POLICY = 1008
-
-CONNECTIONS = web.AppKey("live_connections", set["Connection"])
-TEXTS = web.AppKey("live_texts", LiveTexts)
-"""The pushed messages of this process, rendered once per version for all their watchers."""
 
 
 class Connection:
