@@ -9,7 +9,16 @@ from aiohttp import web
 
 from server.api.access import authenticate, client_of, service, viewer
 from server.api.problems import invalid, read_json, validation_problem
-from server.api.render import action_json, game_json, json_response, moves_json, next_link
+from server.api.render import (
+    action_json,
+    game_json,
+    games_page_json,
+    hint_json,
+    json_response,
+    moves_json,
+    next_link,
+    targets_json,
+)
 from server.api.schemas import (
     ActionIn,
     LiveGamesQueryIn,
@@ -19,7 +28,7 @@ from server.api.schemas import (
     path_id,
     query_of,
 )
-from server.engine import Card, DealCode, NotationError, Rule, place_text
+from server.engine import Card, DealCode, NotationError, Rule
 from server.keys import BOARDS, SOLVER
 from server.services.errors import NotFound
 from server.store.records import utc_day
@@ -87,7 +96,7 @@ async def targets(request: web.Request) -> web.Response:
     except NotationError as exc:
         raise invalid("card", str(exc)) from None
     places = await service(request).targets(game_id, card, await viewer(request))
-    return json_response({"card": str(card), "targets": [place_text(p) for p in places]})
+    return json_response(targets_json(card, places))
 
 
 @routes.get("/api/v1/games/{id}/hint")
@@ -100,9 +109,7 @@ async def hint(request: web.Request) -> web.Response:
         )
     player = await authenticate(request)
     found = await request.app[SOLVER].hint(player, game_id, await client_of(request, player))
-    return json_response(
-        {"status": found.status, "move": found.move, "line_length": found.line_length}
-    )
+    return json_response(hint_json(found))
 
 
 @routes.get("/api/v1/deals/{code}/winnable")
@@ -182,5 +189,4 @@ async def live_games(request: web.Request) -> web.Response:
     """Games in play that anyone may watch, most recently active first, paged."""
     q = query_of(request, LiveGamesQueryIn)
     page = await request.app[BOARDS].live_games(limit=q.limit, after=q.after)
-    body = {"games": [game_json(view) for view in page.items], "next": page.next}
-    return json_response(body, headers=next_link(request, page.next))
+    return json_response(games_page_json(page), headers=next_link(request, page.next))

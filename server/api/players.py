@@ -3,19 +3,25 @@ player's games and their export (SPEC 2.5)."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from typing import Any
 
 from aiohttp import web
 
 from server.api.access import authenticate, viewer
 from server.api.problems import read_json, validation_problem
-from server.api.render import game_json, iso, json_response, next_link, replay_json
+from server.api.render import (
+    games_page_json,
+    json_response,
+    new_player_json,
+    next_link,
+    player_json,
+    replay_line,
+    settings_json,
+    stats_json,
+)
 from server.api.schemas import GamesQueryIn, NewPlayerIn, SettingsIn, path_id, query_of
 from server.engine import Status
 from server.keys import BOARDS, PLAYERS
-from server.services.players import PlayerInfo
 from server.store.games import GameFilter
 
 routes = web.RouteTableDef()
@@ -26,7 +32,7 @@ async def create_player(request: web.Request) -> web.Response:
     body = await read_json(request, NewPlayerIn)
     player = await request.app[PLAYERS].create_player(body.name)
     return json_response(
-        {"id": player.id, "name": player.name, "token": player.token},
+        new_player_json(player),
         status=201,
         headers={"Location": f"/api/v1/players/{player.id}"},
     )
@@ -35,20 +41,15 @@ async def create_player(request: web.Request) -> web.Response:
 @routes.get("/api/v1/players/{id}")
 async def get_player(request: web.Request) -> web.Response:
     player = await request.app[PLAYERS].get_player(path_id(request))
-    return json_response(
-        {"id": player.id, "name": player.name, "created_at": iso(player.created_ms)}
-    )
-
-
-def _settings(player: PlayerInfo) -> web.Response:
-    return json_response({"player_id": player.id, **player.settings})
+    return json_response(player_json(player))
 
 
 @routes.get("/api/v1/players/{id}/settings")
 async def get_settings(request: web.Request) -> web.Response:
     player_id = path_id(request)
     principal = await authenticate(request)
-    return _settings(await request.app[PLAYERS].update_settings(principal, player_id, {}))
+    player = await request.app[PLAYERS].update_settings(principal, player_id, {})
+    return json_response(settings_json(player))
 
 
 @routes.patch("/api/v1/players/{id}/settings")
@@ -57,14 +58,15 @@ async def patch_settings(request: web.Request) -> web.Response:
     principal = await authenticate(request)
     body = await read_json(request, SettingsIn)
     changes = body.changes()
-    return _settings(await request.app[PLAYERS].update_settings(principal, player_id, changes))
+    player = await request.app[PLAYERS].update_settings(principal, player_id, changes)
+    return json_response(settings_json(player))
 
 
 @routes.get("/api/v1/players/{id}/stats")
 async def stats(request: web.Request) -> web.Response:
     player_id = path_id(request)
     name, per_rule = await request.app[BOARDS].stats(player_id)
-    return json_response({"player": {"id": player_id, "name": name}, "rules": per_rule})
+    return json_response(stats_json(player_id, name, per_rule))
 
 
 def _filter(player_id: str, q: GamesQueryIn) -> GameFilter:
@@ -91,11 +93,7 @@ async def player_games(request: web.Request) -> web.Response:
     q = query_of(request, GamesQueryIn)
     f = _filter(player_id, q)
     page = await request.app[BOARDS].games(f, await viewer(request), after=q.after, limit=q.limit)
-    body: dict[str, Any] = {
-        "games": [game_json(view) for view in page.items],
-        "next": page.next,
-    }
-    return json_response(body, headers=next_link(request, page.next))
+    return json_response(games_page_json(page), headers=next_link(request, page.next))
 
 
 @routes.get("/api/v1/players/{id}/games/export")
@@ -120,7 +118,6 @@ async def export(request: web.Request) -> web.StreamResponse:
     )
     await response.prepare(request)
     async for view, log in games:
-        line = json.dumps(replay_json(view, log), ensure_ascii=False) + "\n"
-        await response.write(line.encode())
+        await response.write(replay_line(view, log))
     await response.write_eof()
     return response

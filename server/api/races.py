@@ -6,7 +6,13 @@ from aiohttp import web
 
 from server.api.access import authenticate, client_of
 from server.api.problems import read_json
-from server.api.render import json_response, next_link, race_json
+from server.api.render import (
+    json_response,
+    next_link,
+    race_board_json,
+    race_json,
+    races_page_json,
+)
 from server.api.schemas import NewRaceIn, RaceBoardQueryIn, RacesQueryIn, path_id, query_of
 from server.keys import RACES
 
@@ -35,8 +41,7 @@ async def create(request: web.Request) -> web.Response:
 async def listing(request: web.Request) -> web.Response:
     q = query_of(request, RacesQueryIn)
     page = await request.app[RACES].page(status=q.status, rule=q.rule, limit=q.limit, after=q.after)
-    body = {"races": [race_json(v) for v in page.items], "next": page.next}
-    return json_response(body, headers=next_link(request, page.next))
+    return json_response(races_page_json(page), headers=next_link(request, page.next))
 
 
 @routes.get("/api/v1/races/{id}")
@@ -71,19 +76,4 @@ async def board(request: web.Request) -> web.Response:
     """Players by their race rating's ordinal (players with a finished race)."""
     q = query_of(request, RaceBoardQueryIn)
     page = await request.app[RACES].board(q.rule, limit=q.limit, after=q.after)
-    body = {
-        "rule": page.rule.value,
-        "entries": [
-            {
-                "rank": rank,
-                "player": {"id": row.player_id, "name": row.name},
-                "mu": row.mu,
-                "sigma": row.sigma,
-                "ordinal": row.ordinal,
-                "races": row.races,
-            }
-            for rank, row in page.items
-        ],
-        "next": page.next,
-    }
-    return json_response(body, headers=next_link(request, page.next))
+    return json_response(race_board_json(page), headers=next_link(request, page.next))

@@ -1,6 +1,9 @@
-"""The wire format out, every JSON document: games, moves, replays, races as JSON-ready dicts,
-and the WebSocket's messages (`server.api.schemas`' `...Out` models) as text. A change is
-rendered once per version for all its watchers in a process (`LiveTexts`)."""
+"""The wire format out, every JSON document, from the values the services hand over: players
+(sign-up, profile, settings, statistics), games, moves, targets and hints, a deal's verdict and
+the daily deal, replays (and the export's NDJSON lines) and their verification, races, the
+leaderboards and every page of a list, as JSON-ready dicts; and the WebSocket's messages
+(`server.api.schemas`' `...Out` models) as text. A change is rendered once per version for all
+its watchers in a process (`LiveTexts`). Handlers only parse, call a use-case and render here."""
 
 from __future__ import annotations
 
@@ -21,10 +24,14 @@ from server.api.schemas import (
     WatchingOut,
     WatchingRaceOut,
 )
-from server.engine import DealCode, card_text
+from server.engine import Card, DealCode, card_text, place_text
 from server.engine.codes import commitment
+from server.engine.replay import Verification
+from server.services.deals import Hint
+from server.services.players import NewPlayer, PlayerInfo
+from server.services.races.ratings import RatingPage
 from server.services.races.standings import RaceView, Standing
-from server.services.values import Applied, GameView
+from server.services.values import Applied, GameView, Page
 from server.store.records import GameRecord, LoggedMove
 
 
@@ -204,6 +211,111 @@ def standing_json(s: Standing) -> dict[str, Any]:
 def rating_json(mu: float, sigma: float) -> dict[str, float]:
     """An OpenSkill rating; its ordinal is mu - 3 sigma (the `openskill` package's)."""
     return {"mu": mu, "sigma": sigma, "ordinal": mu - 3 * sigma}
+
+
+# ---------------------------------------------------------------- players
+
+
+def new_player_json(player: NewPlayer) -> dict[str, Any]:
+    """The answer to a sign-up: the only document that carries the player's token."""
+    return {"id": player.id, "name": player.name, "token": player.token}
+
+
+def player_json(player: PlayerInfo) -> dict[str, Any]:
+    """A player's public profile."""
+    return {"id": player.id, "name": player.name, "created_at": iso(player.created_ms)}
+
+
+def settings_json(player: PlayerInfo) -> dict[str, Any]:
+    """A player's play settings (SPEC 1.7)."""
+    return {"player_id": player.id, **player.settings}
+
+
+def stats_json(player_id: str, name: str, rules: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A player's statistics, per rule (`BoardService.stats`)."""
+    return {"player": {"id": player_id, "name": name}, "rules": rules}
+
+
+def games_page_json(page: Page[GameView]) -> dict[str, Any]:
+    """A page of games: a player's, or the games being played now."""
+    return {"games": [game_json(view) for view in page.items], "next": page.next}
+
+
+def replay_line(view: GameView, log: list[LoggedMove]) -> bytes:
+    """A line of the export's NDJSON: the game's replay."""
+    return (json.dumps(replay_json(view, log), ensure_ascii=False) + "\n").encode()
+
+
+# ---------------------------------------------------------------- placement help and the solver
+
+
+def targets_json(card: Card, places: list[int]) -> dict[str, Any]:
+    """Where `card` may go now (placement help)."""
+    return {"card": str(card), "targets": [place_text(p) for p in places]}
+
+
+def hint_json(hint: Hint) -> dict[str, Any]:
+    return {"status": hint.status, "move": hint.move, "line_length": hint.line_length}
+
+
+# ---------------------------------------------------------------- replays' verification
+
+
+def verification_json(code: DealCode, result: Verification) -> dict[str, Any]:
+    """The verdict on a replay, replayed."""
+    return {
+        "valid": result.valid,
+        "code": str(code),
+        "status": result.status,
+        "score": result.score,
+        "ranked_score": result.ranked_score,
+        "moves": result.moves,
+        "failed_index": result.failed_index,
+        "rule": result.rule,
+        "reason": result.reason,
+    }
+
+
+def refused_json(code: DealCode, rule: str, reason: str) -> dict[str, Any]:
+    """The verdict on a replay whose code or deal does not hold (it is not replayed)."""
+    return {
+        "valid": False,
+        "code": str(code),
+        "status": None,
+        "score": None,
+        "ranked_score": None,
+        "moves": None,
+        "failed_index": None,
+        "rule": rule,
+        "reason": reason,
+    }
+
+
+# ---------------------------------------------------------------- boards and races' pages
+
+
+def races_page_json(page: Page[RaceView]) -> dict[str, Any]:
+    """A page of the public races."""
+    return {"races": [race_json(view) for view in page.items], "next": page.next}
+
+
+def race_board_json(page: RatingPage) -> dict[str, Any]:
+    """A page of the race board: players by their race rating's ordinal."""
+    return {
+        "rule": page.rule.value,
+        "entries": [
+            {
+                "rank": rank,
+                "player": {"id": row.player_id, "name": row.name},
+                "mu": row.mu,
+                "sigma": row.sigma,
+                "ordinal": row.ordinal,
+                "races": row.races,
+            }
+            for rank, row in page.items
+        ],
+        "next": page.next,
+    }
 
 
 # ---------------------------------------------------------------- the WebSocket's messages

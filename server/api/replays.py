@@ -6,7 +6,13 @@ from aiohttp import web
 
 from server.api.access import client_of, service, viewer
 from server.api.problems import invalid, read_json
-from server.api.render import deal_json, json_response, replay_json
+from server.api.render import (
+    deal_json,
+    json_response,
+    refused_json,
+    replay_json,
+    verification_json,
+)
 from server.api.schemas import ReplayIn, path_id
 from server.engine import DealCode
 from server.keys import SOLVER
@@ -46,33 +52,9 @@ async def verified(request: web.Request, solver: SolverService) -> web.Response:
     if body.deal is not None and body.deal != deal_json(code):
         return refused(code, "deal_mismatch", f"The deal is not the deal of {code}.")
     result = await solver.verify_replay(code, actions, body.result)
-    return json_response(
-        {
-            "valid": result.valid,
-            "code": str(code),
-            "status": result.status,
-            "score": result.score,
-            "ranked_score": result.ranked_score,
-            "moves": result.moves,
-            "failed_index": result.failed_index,
-            "rule": result.rule,
-            "reason": result.reason,
-        }
-    )
+    return json_response(verification_json(code, result))
 
 
 def refused(code: DealCode, rule: str, reason: str) -> web.Response:
     """The verdict on a replay whose code or deal does not hold."""
-    return json_response(
-        {
-            "valid": False,
-            "code": str(code),
-            "status": None,
-            "score": None,
-            "ranked_score": None,
-            "moves": None,
-            "failed_index": None,
-            "rule": rule,
-            "reason": reason,
-        }
-    )
+    return json_response(refused_json(code, rule, reason))
