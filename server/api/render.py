@@ -28,6 +28,7 @@ from server.engine import Card, DealCode, card_text, place_text
 from server.engine.codes import commitment
 from server.engine.replay import Verification
 from server.services.deals import Hint
+from server.services.leaderboards import BoardPage
 from server.services.players import NewPlayer, PlayerInfo
 from server.services.races.ratings import RatingPage
 from server.services.races.standings import RaceView, Standing
@@ -292,6 +293,34 @@ def refused_json(code: DealCode, rule: str, reason: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- boards and races' pages
+
+
+def board_page_json(page: BoardPage) -> dict[str, Any]:
+    """A page of a score, time or moves board; each entry's code as the service decided it."""
+    return {
+        "rule": page.rule.value,
+        "by": page.by,
+        "period": page.period,
+        "code": page.code,
+        "daily": page.daily,
+        "assisted": page.assisted,
+        "entries": [
+            {
+                "rank": entry.rank,
+                "player": {"id": entry.row.player_id, "name": entry.row.player_name},
+                "game_id": entry.row.game_id,
+                "code": entry.code,
+                "status": entry.row.status,
+                "score": entry.row.score,
+                "ranked_score": entry.row.ranked_score,
+                "time_ms": entry.row.elapsed_ms,
+                "moves": entry.row.moves,
+                "finished_at": iso(entry.row.finished_ms),
+            }
+            for entry in page.items
+        ],
+        "next": page.next,
+    }
 
 
 def races_page_json(page: Page[RaceView]) -> dict[str, Any]:

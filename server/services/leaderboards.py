@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from server.engine import Rule, Status
+from server.engine import DealCode, Rule, Status
 from server.engine.snapshot import loads
 from server.services.cursors import Cursors, fingerprint
 from server.services.errors import NotFound
@@ -59,12 +59,28 @@ def day_end(day: str) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class BoardPage(Page[tuple[int, board_rows.BoardRow]]):
-    """A page of a leaderboard: (rank, entry) pairs."""
+class BoardEntry:
+    """A row of a leaderboard at its rank. `code` is the row's deal code as it may be shown at
+    the board's `now_ms` (SPEC 2.3 "Fair play"): None while the deal is a secret."""
+
+    rank: int
+    row: board_rows.BoardRow
+    code: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BoardPage(Page[BoardEntry]):
+    """A page of a leaderboard, with the board it is of (its rule is the deal's, for a deal's
+    board) as read at `now_ms`."""
 
     now_ms: int
     code: str | None
     """The board's deal code as it may be shown (a daily deal's only once its day is over)."""
+    rule: Rule
+    by: str
+    period: str
+    daily: str | None
+    assisted: bool
 
 
 class BoardService:
@@ -90,6 +106,10 @@ class BoardService:
         limit: int,
         after: str | None,
     ) -> BoardPage:
+        """A page of the board of `rule` (a deal's board is of the deal's rule, whatever `rule`
+        says), each entry's code decided at the board's `now`."""
+        if code is not None:
+            rule = DealCode.parse(code).rule
         board = fingerprint("board", rule, by, period, assisted, code, daily)
         now = self.clock()
         until = None
@@ -105,7 +125,7 @@ class BoardService:
             key, finished, game_id = self.cursors.decode(after, board, (int, int, str))
             position = (key, finished, game_id)
         if daily is not None and code is None:  # no deal was drawn that day
-            return BoardPage([], None, now, None)
+            return BoardPage([], None, now, None, rule, by, period, daily, assisted)
         query = board_rows.BoardQuery(
             rule=rule,
             by=by,
@@ -124,14 +144,17 @@ class BoardService:
             rank = await board_rows.board_rank(session, query) if rows and position else 0
         more = len(rows) > limit
         rows = rows[:limit]
-        ranked = [(rank + i + 1, row) for i, row in enumerate(rows)]
+        ranked = [
+            BoardEntry(rank + i + 1, row, row.code if revealed(row, now) else None)
+            for i, row in enumerate(rows)
+        ]
         next_cursor = None
         if more and rows:
             last = rows[-1]
             next_cursor = self.cursors.encode(
                 [last.sort_key(by), last.finished_ms, last.game_id], board
             )
-        return BoardPage(ranked, next_cursor, now, shown)
+        return BoardPage(ranked, next_cursor, now, shown, rule, by, period, daily, assisted)
 
     async def stats(self, player_id: str) -> tuple[str, dict[str, dict[str, Any]]]:
         async with self.readers.begin() as session:
@@ -248,6 +271,11 @@ class BoardService:
             if len(rows) < EXPORT_CHUNK:
                 return
             position = (rows[-1].created_ms, rows[-1].id)
+
+
+def revealed(row: board_rows.BoardRow, now_ms: int) -> bool:
+    """Whether a board row's deal code may be shown at `now_ms` (SPEC 2.3 "Fair play")."""
+    return code_revealed(row.secret_deal, row.daily, row.status, now_ms)
 
 
 def rule_stats(games: list[game_rows.FinishedGame], today: Any) -> dict[str, Any]:
