@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from server.api import docs, games, health, leaderboards, live, players, races, replays
+from server.api import deals, docs, games, health, leaderboards, live, players, races, replays
 from server.api import monitoring as api_metrics
 from server.api import pages as client
 from server.api.cors import setup_cors
@@ -104,7 +104,7 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
     app.cleanup_ctx.append(rate_budget)
     app.cleanup_ctx.append(database)
     api_metrics.setup(app)  # after `database`: it follows the engine's pool
-    for module in (health, docs, players, games, replays, leaderboards, races, client):
+    for module in (health, docs, players, games, deals, replays, leaderboards, races, client):
         app.router.add_routes(module.routes)
     live.setup(app)
     setup_cors(app)  # last: on every /api/ route added above

@@ -1,9 +1,8 @@
-"""`/api/v1/games`: deal, read, act, targets, abandon, move log (SPEC 2.3); hints, a deal's
-verdict and the daily deal (SPEC 2.5); the games being played now (`/api/v1/live/games`)."""
+"""`/api/v1/games`: deal, read, act, targets, abandon, move log (SPEC 2.3); hints (SPEC 2.5);
+the games being played now (`/api/v1/live/games`). A deal's verdict and the daily deal are in
+`api/deals.py`, a game's replay in `api/replays.py`."""
 
 from __future__ import annotations
-
-from datetime import date
 
 from aiohttp import web
 
@@ -28,9 +27,8 @@ from server.api.schemas import (
     path_id,
     query_of,
 )
-from server.engine import Card, DealCode, NotationError, Rule
+from server.engine import Card, NotationError, Rule
 from server.keys import BOARDS, SOLVER
-from server.services.errors import NotFound
 from server.store.records import utc_day
 
 routes = web.RouteTableDef()
@@ -110,70 +108,6 @@ async def hint(request: web.Request) -> web.Response:
     player = await authenticate(request)
     found = await request.app[SOLVER].hint(player, game_id, await client_of(request, player))
     return json_response(hint_json(found))
-
-
-@routes.get("/api/v1/deals/{code}/winnable")
-async def winnable(request: web.Request) -> web.Response:
-    """The solver's verdict on a deal: winnable, unwinnable or unknown (within its budget)."""
-    try:
-        code = DealCode.parse(request.match_info["code"])
-    except NotationError as exc:
-        raise invalid("code", str(exc)) from None
-    flag = request.query.get("take_backs", "true")
-    if flag not in ("true", "false") or set(request.query) - {"take_backs"}:
-        raise invalid("take_backs", "expected true or false (and nothing else)")
-    client = await client_of(request)
-    status, nodes = await request.app[SOLVER].verdict(code, flag == "true", client)
-    return json_response(
-        {"code": str(code), "take_backs": flag == "true", "status": status, "nodes": nodes}
-    )
-
-
-@routes.get("/api/v1/daily")
-async def daily(request: web.Request) -> web.Response:
-    """The daily deal of a rule and UTC date (today by default), the same for every player and
-    process, certified winnable. Its code is shown only once the day has ended; until then its
-    commitment binds the server to it (SPEC 2.3, 2.5)."""
-    unknown = set(request.query) - {"rule", "date"}
-    if unknown:
-        raise validation_problem(
-            [{"field": name, "message": "unknown parameter"} for name in unknown]
-        )
-    text = request.query.get("rule", "classic")
-    if text not in ("classic", "relaxed"):
-        raise invalid("rule", "expected classic or relaxed")
-    rule = Rule(text)
-    today = utc_day(service(request).clock())
-    day = request.query.get("date", today)
-    if not is_date(day):
-        raise invalid("date", "expected a date YYYY-MM-DD")
-    if day > today:
-        raise invalid("date", f"the daily deal of {day} is not dealt yet (today is {today}, UTC)")
-    solver = request.app[SOLVER]
-    if day == today:
-        code: DealCode | None = await solver.daily_code(day, rule)
-    else:
-        code = await solver.stored_daily_code(day, rule)
-        if code is None:
-            raise NotFound(f"There was no {rule.value} daily deal on {day}.")
-    assert code is not None
-    return json_response(
-        {
-            "date": day,
-            "rule": rule.value,
-            "code": str(code) if day < today else None,
-            "deal_commitment": code.commitment,
-            "leaderboard": f"/api/v1/leaderboards?daily={day}&rule={rule.value}",
-        }
-    )
-
-
-def is_date(text: str) -> bool:
-    """Whether `text` is a real calendar date written YYYY-MM-DD."""
-    try:
-        return date.fromisoformat(text).isoformat() == text
-    except ValueError:
-        return False
 
 
 @routes.post("/api/v1/games/{id}/abandon")

@@ -27,7 +27,7 @@ from server.api.schemas import (
 from server.engine import Card, DealCode, card_text, place_text
 from server.engine.codes import commitment
 from server.engine.replay import Verification
-from server.services.deals import Hint
+from server.services.deals import Daily, Hint
 from server.services.leaderboards import BoardPage
 from server.services.players import NewPlayer, PlayerInfo
 from server.services.races.ratings import RatingPage
@@ -257,6 +257,24 @@ def targets_json(card: Card, places: list[int]) -> dict[str, Any]:
 
 def hint_json(hint: Hint) -> dict[str, Any]:
     return {"status": hint.status, "move": hint.move, "line_length": hint.line_length}
+
+
+def verdict_json(code: DealCode, take_backs: bool, verdict: tuple[str, int]) -> dict[str, Any]:
+    """The solver's verdict on a deal: its status and the nodes searched."""
+    status, nodes = verdict
+    return {"code": str(code), "take_backs": take_backs, "status": status, "nodes": nodes}
+
+
+def daily_json(daily: Daily) -> dict[str, Any]:
+    """The daily deal: its code only once revealed, its commitment always, its board."""
+    day, rule, code = daily.day, daily.rule.value, daily.code
+    return {
+        "date": day,
+        "rule": rule,
+        "code": str(code) if daily.revealed else None,
+        "deal_commitment": code.commitment,
+        "leaderboard": f"/api/v1/leaderboards?daily={day}&rule={rule}",
+    }
 
 
 # ---------------------------------------------------------------- replays' verification

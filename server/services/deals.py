@@ -35,12 +35,13 @@ from server.engine import DealCode, Rule, Status
 from server.engine.replay import Verification, verify_replay
 from server.engine.snapshot import loads
 from server.engine.solver import SolveStatus, solve, solve_deal
-from server.services.errors import Forbidden, RaceConflict, WorkBusy
+from server.services.errors import Forbidden, InvalidInput, NotFound, RaceConflict, WorkBusy
 from server.services.games import GameService
 from server.services.secrets import DEAL_SECRET, load_server_secret
 from server.services.values import Clock, Principal, wall_clock_ms
 from server.services.workers import JOB_SECONDS, Client, CostlyWork
 from server.store import deals as deal_rows
+from server.store.records import utc_day
 
 HINT_NODES = 60_000
 DEAL_NODES = 60_000
@@ -100,6 +101,17 @@ class Hint:
     status: str
     move: str | None
     line_length: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Daily:
+    """The daily deal of a rule and UTC date; `revealed` once its day has ended (SPEC 2.3: until
+    then only its commitment may be shown)."""
+
+    day: str
+    rule: Rule
+    code: DealCode
+    revealed: bool
 
 
 class SolverService:
@@ -278,6 +290,25 @@ class SolverService:
             assert stored is not None
         self._daily[(day, rule)] = stored
         return stored
+
+    async def daily(self, rule: Rule, day: str | None = None) -> Daily:
+        """The daily deal of `rule` on `day` (a UTC date YYYY-MM-DD, today by default): today's
+        is drawn if need be (`daily_code`); a past day's is the one stored, if any was drawn
+        (else `NotFound`); a day still to come is refused (422)."""
+        today = utc_day(self.clock())
+        if day is None:
+            day = today
+        if day > today:
+            message = f"the daily deal of {day} is not dealt yet (today is {today}, UTC)"
+            raise InvalidInput(f"date: {message}", errors=[{"field": "date", "message": message}])
+        if day == today:
+            code: DealCode | None = await self.daily_code(day, rule)
+        else:
+            code = await self.stored_daily_code(day, rule)
+            if code is None:
+                raise NotFound(f"There was no {rule.value} daily deal on {day}.")
+        assert code is not None
+        return Daily(day, rule, code, revealed=day < today)
 
     async def stored_daily_code(self, day: str, rule: Rule) -> DealCode | None:
         """The daily deal of a day if it was ever drawn (a past day never drawn has none)."""

@@ -1,0 +1,59 @@
+"""`/api/v1/deals/{code}/winnable` (the solver's verdict on a deal) and `/api/v1/daily` (the
+daily deal), SPEC 2.3, 2.5: the deal's noun, as in `services/deals.py` and `store/deals.py`."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from aiohttp import web
+
+from server.api.access import client_of
+from server.api.problems import invalid, validation_problem
+from server.api.render import daily_json, json_response, verdict_json
+from server.engine import DealCode, NotationError, Rule
+from server.keys import SOLVER
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/api/v1/deals/{code}/winnable")
+async def winnable(request: web.Request) -> web.Response:
+    """The solver's verdict on a deal: winnable, unwinnable or unknown (within its budget)."""
+    try:
+        code = DealCode.parse(request.match_info["code"])
+    except NotationError as exc:
+        raise invalid("code", str(exc)) from None
+    flag = request.query.get("take_backs", "true")
+    if flag not in ("true", "false") or set(request.query) - {"take_backs"}:
+        raise invalid("take_backs", "expected true or false (and nothing else)")
+    take_backs = flag == "true"
+    client = await client_of(request)
+    verdict = await request.app[SOLVER].verdict(code, take_backs, client)
+    return json_response(verdict_json(code, take_backs, verdict))
+
+
+@routes.get("/api/v1/daily")
+async def daily(request: web.Request) -> web.Response:
+    """The daily deal of a rule and UTC date (today by default), the same for every player and
+    process, certified winnable. Its code is shown only once the day has ended; until then its
+    commitment binds the server to it (SPEC 2.3, 2.5; `SolverService.daily`)."""
+    unknown = set(request.query) - {"rule", "date"}
+    if unknown:
+        raise validation_problem(
+            [{"field": name, "message": "unknown parameter"} for name in unknown]
+        )
+    text = request.query.get("rule", "classic")
+    if text not in ("classic", "relaxed"):
+        raise invalid("rule", "expected classic or relaxed")
+    day = request.query.get("date")
+    if day is not None and not is_date(day):
+        raise invalid("date", "expected a date YYYY-MM-DD")
+    return json_response(daily_json(await request.app[SOLVER].daily(Rule(text), day)))
+
+
+def is_date(text: str) -> bool:
+    """Whether `text` is a real calendar date written YYYY-MM-DD."""
+    try:
+        return date.fromisoformat(text).isoformat() == text
+    except ValueError:
+        return False
