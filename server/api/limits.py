@@ -25,7 +25,7 @@ a client sending as fast as its connections allow would otherwise take the event
 
 Sign-ups (`POST /api/v1/players`) are charged a third budget besides: `SIGNUP_LIMIT` (20) a
 minute per address. Every message of every WebSocket connection is charged like a request, to
-its player (once authenticated) and its address (see `server/api/live.py`).
+its player (once authenticated) and its address (see `server/api/live/`).
 
 The budgets are counted by the `limits` package with its moving window: at most the budget in
 any window (a second for requests, a minute for sign-ups); `Retry-After` says when the

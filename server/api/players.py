@@ -64,9 +64,7 @@ async def patch_settings(request: web.Request) -> web.Response:
 
 @routes.get("/api/v1/players/{id}/stats")
 async def stats(request: web.Request) -> web.Response:
-    player_id = path_id(request)
-    name, per_rule = await request.app[BOARDS].stats(player_id)
-    return json_response(stats_json(player_id, name, per_rule))
+    return json_response(stats_json(await request.app[BOARDS].stats(path_id(request))))
 
 
 def _filter(player_id: str, q: GamesQueryIn) -> GameFilter:

@@ -7,6 +7,7 @@ its watchers in a process (`LiveTexts`). Handlers only parse, call a use-case an
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from server.engine import Card, DealCode, card_text, place_text
 from server.engine.codes import commitment
 from server.engine.replay import Verification
 from server.services.deals import Daily, Hint
-from server.services.leaderboards import BoardPage
+from server.services.leaderboards import BoardPage, PlayerStats
 from server.services.players import NewPlayer, PlayerInfo
 from server.services.races.ratings import RatingPage
 from server.services.races.standings import RaceView, Standing
@@ -232,9 +233,12 @@ def settings_json(player: PlayerInfo) -> dict[str, Any]:
     return {"player_id": player.id, **player.settings}
 
 
-def stats_json(player_id: str, name: str, rules: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def stats_json(stats: PlayerStats) -> dict[str, Any]:
     """A player's statistics, per rule (`BoardService.stats`)."""
-    return {"player": {"id": player_id, "name": name}, "rules": rules}
+    return {
+        "player": {"id": stats.player_id, "name": stats.name},
+        "rules": {rule.value: dataclasses.asdict(s) for rule, s in stats.rules.items()},
+    }
 
 
 def games_page_json(page: Page[GameView]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -156,7 +156,7 @@ class BoardService:
             )
         return BoardPage(ranked, next_cursor, now, shown, rule, by, period, daily, assisted)
 
-    async def stats(self, player_id: str) -> tuple[str, dict[str, dict[str, Any]]]:
+    async def stats(self, player_id: str) -> PlayerStats:
         async with self.readers.begin() as session:
             player = await player_rows.player_by_id(session, player_id)
             if player is None:
@@ -164,22 +164,16 @@ class BoardService:
             games = await game_rows.finished_games(session, player_id)
             ratings = {rule: await race_store.rating_of(session, player_id, rule) for rule in Rule}
         today = datetime.fromtimestamp(self.clock() / 1000, UTC).date()
-        out = {}
+        rules = {}
         for rule in Rule:
-            stats = rule_stats([g for g in games if g.rule is rule], today)
             rating = ratings[rule]
-            stats["race"] = (
-                {
-                    "mu": rating.mu,
-                    "sigma": rating.sigma,
-                    "ordinal": rating.ordinal,
-                    "races": rating.races,
-                }
+            race = (
+                RaceRating(rating.mu, rating.sigma, rating.ordinal, rating.races)
                 if rating is not None
-                else {"mu": RACE_MU, "sigma": RACE_SIGMA, "ordinal": 0.0, "races": 0}
+                else RaceRating(RACE_MU, RACE_SIGMA, 0.0, 0)
             )
-            out[rule.value] = stats
-        return player.name, out
+            rules[rule] = rule_stats([g for g in games if g.rule is rule], today, race)
+        return PlayerStats(player_id, player.name, rules)
 
     async def live_games(self, *, limit: int, after: str | None) -> Page[GameView]:
         """Games in play that anyone may watch, most recently active first: not daily games
@@ -278,7 +272,42 @@ def revealed(row: board_rows.BoardRow, now_ms: int) -> bool:
     return code_revealed(row.secret_deal, row.daily, row.status, now_ms)
 
 
-def rule_stats(games: list[game_rows.FinishedGame], today: Any) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class RaceRating:
+    """A player's race rating of one rule (the starting rating before a first race)."""
+
+    mu: float
+    sigma: float
+    ordinal: float
+    races: int
+
+
+@dataclass(frozen=True, slots=True)
+class RuleStats:
+    """A player's statistics of one rule (SPEC 2.5)."""
+
+    played: int
+    won: int
+    win_rate: float
+    best_score: int | None
+    best_ranked_score: int | None
+    best_time_ms: int | None
+    fewest_moves: int | None
+    current_streak: int
+    longest_streak: int
+    clean_wins: int
+    daily_streak: int
+    race: RaceRating
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStats:
+    player_id: str
+    name: str
+    rules: dict[Rule, RuleStats]
+
+
+def rule_stats(games: list[game_rows.FinishedGame], today: date, race: RaceRating) -> RuleStats:
     """Statistics of one rule from a player's finished games in finishing order."""
     won = [g for g in games if g.status is Status.WON]
     streak = longest = 0
@@ -299,16 +328,17 @@ def rule_stats(games: list[game_rows.FinishedGame], today: Any) -> dict[str, Any
         daily_streak += 1
         expected = day - timedelta(days=1)
     times = [g.elapsed_ms for g in won if g.elapsed_ms is not None]
-    return {
-        "played": len(games),
-        "won": len(won),
-        "win_rate": round(len(won) / len(games), 4) if games else 0.0,
-        "best_score": max((g.score for g in games), default=None),
-        "best_ranked_score": max((g.ranked_score for g in games), default=None),
-        "best_time_ms": min(times, default=None),
-        "fewest_moves": min((g.moves for g in won), default=None),
-        "current_streak": streak,
-        "longest_streak": longest,
-        "clean_wins": sum(1 for g in won if not g.assisted),
-        "daily_streak": daily_streak,
-    }
+    return RuleStats(
+        played=len(games),
+        won=len(won),
+        win_rate=round(len(won) / len(games), 4) if games else 0.0,
+        best_score=max((g.score for g in games), default=None),
+        best_ranked_score=max((g.ranked_score for g in games), default=None),
+        best_time_ms=min(times, default=None),
+        fewest_moves=min((g.moves for g in won), default=None),
+        current_streak=streak,
+        longest_streak=longest,
+        clean_wins=sum(1 for g in won if not g.assisted),
+        daily_streak=daily_streak,
+        race=race,
+    )

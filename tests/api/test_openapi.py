@@ -146,7 +146,7 @@ def test_query_parameters_are_those_the_server_takes(document: dict[str, Any]) -
         "limit",
         "after",
     }
-    # Checked by hand in server/api/games.py.
+    # Checked by hand in server/api/deals.py.
     assert query_parameters(document, "/api/v1/deals/{code}/winnable") == {"take_backs"}
     assert query_parameters(document, "/api/v1/daily") == {"rule", "date"}
 
