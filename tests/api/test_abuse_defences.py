@@ -96,6 +96,7 @@ async def test_a_verification_is_refused_before_its_body_is_read(
     slow.cancel()
 
 
+@pytest.mark.slow
 async def test_a_client_gone_mid_body_is_one_line_not_a_traceback(
     client: TestClient[Any, Any], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -129,6 +129,7 @@ async def test_a_method_outside_the_usual_ones_is_one_label(client: TestClient[A
     assert "PROPFIND" not in set(every_label_value(after))
 
 
+@pytest.mark.slow
 async def test_metrics_are_not_rate_limited_and_refusals_are_counted(
     database_url: str, aiohttp_client: ClientFactory
 ) -> None:

@@ -473,6 +473,7 @@ async def hidden_from_others(
 # ---------------------------------------------------------------- a whole race
 
 
+@pytest.mark.slow
 async def test_a_whole_race(client: TestClient[Any, Any], clock: Clock, db: Db) -> None:
     ana, ben, cat, eve, dan = await players(client, "ana", "ben", "cat", "eve", "dan")
     racers = [ana, ben, cat, eve]

@@ -108,6 +108,7 @@ async def test_sign_ups_do_not_multiply_an_address_budget(limited: TestClient[An
     assert response.status == 200, await response.text()
 
 
+@pytest.mark.slow
 async def test_a_player_is_limited_from_any_address(limited: TestClient[Any, Any]) -> None:
     """A player's budget follows the player, not the address: BUDGET requests in all."""
     player = await sign_up(limited, "roamer", "198.51.100.1")
@@ -121,6 +122,7 @@ async def test_a_player_is_limited_from_any_address(limited: TestClient[Any, Any
     assert statuses == [200] * BUDGET + [429] * BUDGET, statuses
 
 
+@pytest.mark.slow
 async def test_made_up_tokens_are_charged_as_their_address(limited: TestClient[Any, Any]) -> None:
     """A token that is no player's buys no budget: each request is the address's, anonymous."""
     game = f"/api/v1/games/{uuid.uuid4()}"

@@ -303,6 +303,7 @@ def test_a_position_won_by_forced_moves_alone() -> None:
 # ---------------------------------------------------------------------------- verdicts
 
 
+@pytest.mark.slow
 def test_unwinnable_classic_deals_are_confirmed_by_the_plain_search() -> None:
     confirmed = agreed = 0
     for code in deals(Rule.CLASSIC, 70, 8):
@@ -401,6 +402,7 @@ def compare(games: list[Game], pruning: Pruning, budget: int) -> Counter[SolveSt
     return decided
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pruning", PRUNINGS, ids=[p.name for p in PRUNINGS])
 def test_each_pruning_keeps_the_classic_verdicts(pruning: Pruning) -> None:
     games = [Game.deal(code) for code in deals(Rule.CLASSIC, 60, 13)]
@@ -410,6 +412,7 @@ def test_each_pruning_keeps_the_classic_verdicts(pruning: Pruning) -> None:
     assert decided[WIN] >= 40 and decided[LOSS] >= 80
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pruning", PRUNINGS, ids=[p.name for p in PRUNINGS])
 def test_each_pruning_keeps_the_relaxed_verdicts(pruning: Pruning) -> None:
     rng = random.Random(15)
