@@ -48,10 +48,12 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
 def configure_sqlite_connection(connection: Any) -> None:
     """The settings of every SQLite connection (SQLAlchemy's and the committer's): WAL, a busy
     timeout, foreign keys, and `synchronous=FULL` (a commit is on disk before the response that
-    acknowledges it is sent)."""
+    acknowledges it is sent). The busy timeout comes first: switching to WAL needs the database
+    to itself for a moment, and a connection opened while another process holds it (two servers
+    starting at once on one file, one of them migrating) must wait rather than fail at once."""
     cursor = connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.close()
