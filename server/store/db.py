@@ -9,7 +9,11 @@ game's version.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import sqlite3
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy.exc
@@ -48,12 +52,26 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
 def configure_sqlite_connection(connection: Any) -> None:
     """The settings of every SQLite connection (SQLAlchemy's and the committer's): WAL, a busy
     timeout, foreign keys, and `synchronous=FULL` (a commit is on disk before the response that
-    acknowledges it is sent). The busy timeout comes first: switching to WAL needs the database
-    to itself for a moment, and a connection opened while another process holds it (two servers
-    starting at once on one file, one of them migrating) must wait rather than fail at once."""
+    acknowledges it is sent).
+
+    WAL is a property of the file, kept once set, so a connection sets it only when the file is
+    not in WAL yet. Switching needs the file to itself, and SQLite answers "database is locked"
+    at once rather than waiting out the busy timeout: a connection opened while another process
+    holds the file (two servers starting at once on a new file, one of them migrating) tries
+    again for up to the busy timeout instead of failing."""
     cursor = connection.cursor()
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA journal_mode=WAL")
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode")
+            if str(cursor.fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.close()
@@ -111,9 +129,28 @@ def alembic_config(url: str) -> Config:
     return config
 
 
+@contextlib.contextmanager
+def migration_lock(url: str) -> Iterator[None]:
+    """Server processes that start together on one SQLite file migrate one at a time, as they
+    do on PostgreSQL (an advisory lock, `migrations/env.py`): an exclusive `flock` on a file
+    beside the database (`<file>.migrate-lock`), held while alembic runs. Without it two
+    processes upgrading a new file at once both create its tables, and one fails."""
+    path = make_url(async_url(url)).database if is_sqlite(url) else None
+    if not path or path == ":memory:":
+        yield
+        return
+    with open(f"{path}.migrate-lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def migrate(url: str, revision: str = "head") -> None:
     """Upgrade the database at `url` to `revision` (blocking; runs its own event loop)."""
-    command.upgrade(alembic_config(url), revision)
+    with migration_lock(url):
+        command.upgrade(alembic_config(url), revision)
 
 
 def downgrade(url: str, revision: str) -> None:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from alembic.script import ScriptDirectory
 
 from server.engine import DealCode, Game, parse_action
 from server.settings import SettingsError, from_args
-from tests.process import ServerProcess, start_game
+from tests.process import ROOT, ServerProcess, start_game
 
 
 def test_defaults_are_the_embedded_database_on_port_8080() -> None:
@@ -75,6 +77,32 @@ async def test_python_m_server_creates_and_migrates_solitaire_db(tmp_path: Path)
                 assert r.status == 201
     finally:
         server.close()
+
+
+async def test_servers_started_together_on_a_new_sqlite_file_all_come_up(tmp_path: Path) -> None:
+    """Four servers started at the same moment on one new SQLite file migrate one at a time
+    (`store.db.migration_lock`) and all serve: none dies of "database is locked" or of another's
+    half-made schema, and the database ends at the newest revision, its tables made once."""
+    database = tmp_path / "shared.db"
+    servers = [ServerProcess(f"sqlite:///{database}") for _ in range(4)]
+    try:
+        await asyncio.gather(*(server.ready() for server in servers))
+        async with aiohttp.ClientSession() as session:
+            for n, server in enumerate(servers):
+                async with session.post(
+                    server.base + "/api/v1/players", json={"name": f"together-{n}"}
+                ) as response:
+                    assert response.status == 201, await response.text()
+        head = ScriptDirectory(str(ROOT / "migrations")).get_current_head()
+        with sqlite3.connect(database) as connection:
+            versions = connection.execute("SELECT version_num FROM alembic_version").fetchall()
+            players = connection.execute("SELECT count(*) FROM players").fetchone()
+        connection.close()
+        assert versions == [(head,)]
+        assert players == (4,)
+    finally:
+        for server in servers:
+            server.close()
 
 
 async def play_until_stopped(
