@@ -54,7 +54,7 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     app[ENGINE] = engine
     app[BROKER] = broker
     app[PLAYERS] = PlayerService(readers, writers, clock)
-    app[SERVICE] = GameService(readers, writers, committer, broker, clock, app[PLAYERS])
+    app[SERVICE] = GameService(readers, writers, committer, broker, clock)
     cursors = Cursors(await load_server_secret(writers, CURSOR_SECRET))
     app[BOARDS] = BoardService(readers, cursors, clock)
     deal_secret = (

@@ -47,7 +47,6 @@ from server.services.errors import (
     RaceConflict,
     VersionConflict,
 )
-from server.services.players import PlayerService
 from server.services.values import (
     MAX_ACTIONS,
     ActionRequest,
@@ -152,22 +151,15 @@ class GameService:
         committer: Committer,
         broker: Broker | None = None,
         clock: Clock = wall_clock_ms,
-        players: PlayerService | None = None,
     ) -> None:
         self.readers = readers
         self.writers = writers
         self.clock = clock
         self.committer = committer
         self.broker = broker if broker is not None else LocalBroker()
-        self.players = players if players is not None else PlayerService(readers, writers, clock)
         self.cache = GameCache()
         self.on_race_change: Callable[[Applied], Awaitable[None]] | None = None
         """Told of every committed change to a race game (the race's standings changed)."""
-
-    async def authenticate(self, token: str) -> Principal:
-        """The player of a bearer token (`PlayerService.authenticate`; the WebSocket's sign-in
-        asks the game service)."""
-        return await self.players.authenticate(token)
 
     # ---------------------------------------------------------------- games
 

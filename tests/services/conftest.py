@@ -60,7 +60,7 @@ async def services(database_url: str) -> AsyncIterator[Services]:
     broker = LocalBroker()
     clock = Clock(NOW)
     players = PlayerService(readers, writers, clock)
-    games = GameService(readers, writers, committer, broker, clock, players)
+    games = GameService(readers, writers, committer, broker, clock)
     yield Services(engine, committer, broker, clock, players, games, database_url)
     await committer.close()
     await engine.dispose()

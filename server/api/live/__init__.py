@@ -42,7 +42,7 @@ from server.api.schemas import (
     echoed_id,
 )
 from server.engine.messages import negotiate
-from server.keys import BROKER, BUDGET, CONNECTIONS, RACES, TEXTS
+from server.keys import BROKER, BUDGET, CONNECTIONS, PLAYERS, RACES, TEXTS
 from server.services.errors import Problem, Unauthorized
 from server.services.values import Principal
 
@@ -156,7 +156,7 @@ class Connection:
                 assert_never(message)
 
     async def auth(self, message: AuthIn) -> None:
-        self.player = await service(self.request).authenticate(message.token)
+        self.player = await self.request.app[PLAYERS].authenticate(message.token)
         if not self.count_player():
             return
         player = PlayerRefOut(id=self.player.id, name=self.player.name)
