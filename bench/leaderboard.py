@@ -60,7 +60,6 @@ async def fill(url: str) -> tuple[str, str]:
                     p,
                     f"player{i}",
                     f"player{i}",  # the name's key (server.services.names.name_key): unique
-                    uuid.uuid4().hex + uuid.uuid4().hex,
                     now - 400 * DAY,
                     True,
                     True,
@@ -73,7 +72,6 @@ async def fill(url: str) -> tuple[str, str]:
                 "id",
                 "name",
                 "name_key",
-                "token_hash",
                 "created_ms",
                 "double_click",
                 "placement_help",

@@ -8,7 +8,18 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from server.api import deals, docs, games, health, leaderboards, live, players, races, replays
+from server.api import (
+    accounts,
+    deals,
+    docs,
+    games,
+    health,
+    leaderboards,
+    live,
+    players,
+    races,
+    replays,
+)
 from server.api import monitoring as api_metrics
 from server.api import pages as client
 from server.api.cors import setup_cors
@@ -23,6 +34,7 @@ from server.keys import (
     PLAYERS,
     RACES,
     SERVICE,
+    SESSIONS,
     SETTINGS,
     SOLVER,
 )
@@ -34,6 +46,7 @@ from server.services.leaderboards import BoardService
 from server.services.players import PlayerService
 from server.services.races.lobby import RaceService
 from server.services.secrets import CURSOR_SECRET, load_server_secret
+from server.services.sessions import SessionService
 from server.services.values import Clock, wall_clock_ms
 from server.settings import Settings
 from server.store.commits import open_committer
@@ -53,7 +66,8 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     await broker.start()
     app[ENGINE] = engine
     app[BROKER] = broker
-    app[PLAYERS] = PlayerService(readers, writers, clock)
+    app[SESSIONS] = SessionService(readers, writers, clock)
+    app[PLAYERS] = PlayerService(readers, writers, app[SESSIONS], clock)
     app[SERVICE] = GameService(readers, writers, committer, broker, clock)
     cursors = Cursors(await load_server_secret(writers, CURSOR_SECRET))
     app[BOARDS] = BoardService(readers, cursors, clock)
@@ -104,7 +118,18 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
     app.cleanup_ctx.append(rate_budget)
     app.cleanup_ctx.append(database)
     api_metrics.setup(app)  # after `database`: it follows the engine's pool
-    for module in (health, docs, players, games, deals, replays, leaderboards, races, client):
+    for module in (
+        health,
+        docs,
+        players,
+        accounts,
+        games,
+        deals,
+        replays,
+        leaderboards,
+        races,
+        client,
+    ):
         app.router.add_routes(module.routes)
     live.setup(app)
     setup_cors(app)  # last: on every /api/ route added above

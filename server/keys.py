@@ -18,6 +18,7 @@ from server.services.games import GameService
 from server.services.leaderboards import BoardService
 from server.services.players import PlayerService
 from server.services.races.lobby import RaceService
+from server.services.sessions import SessionService
 from server.services.values import Clock
 from server.settings import Settings
 
@@ -32,6 +33,7 @@ CLOCK: web.AppKey[Clock] = web.AppKey("clock")
 ENGINE = web.AppKey("engine", AsyncEngine)
 SERVICE = web.AppKey("service", GameService)
 PLAYERS = web.AppKey("players", PlayerService)
+SESSIONS = web.AppKey("sessions", SessionService)
 BROKER = web.AppKey("broker", Broker)
 BOARDS = web.AppKey("boards", BoardService)
 SOLVER = web.AppKey("solver", SolverService)

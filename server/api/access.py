@@ -1,4 +1,5 @@
-"""Who a request is: its principal (the player of its bearer token) and its address.
+"""Who a request is: its principal (the player of its bearer token, through its session, with
+its scopes) and its address.
 
 The principal is resolved once per request, by the first to ask (the rate budget's middleware,
 else the handler), and kept on the request (`PRINCIPAL`): the token is parsed and looked up once,
@@ -11,9 +12,10 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from server.keys import PLAYERS, SERVICE, SETTINGS
+from server.keys import SERVICE, SESSIONS, SETTINGS
 from server.services.errors import Unauthorized
 from server.services.games import GameService
+from server.services.sessions import require
 from server.services.values import Principal, is_printable_ascii
 from server.services.workers import Client
 
@@ -83,14 +85,17 @@ PRINCIPAL = web.RequestKey("principal", Resolved)
 """The request's principal once resolved (`authenticate`)."""
 
 
-async def authenticate(request: web.Request) -> Principal:
-    """The player of the request's bearer token, or Unauthorized (401). Resolved once per
-    request: a failure to read the database is not kept (it is raised, and asked again)."""
+async def authenticate(request: web.Request, scope: str | None = None) -> Principal:
+    """The player of the request's bearer token, or Unauthorized (401); MissingScope (403)
+    when the token lacks `scope`. Resolved once per request: a failure to read the database is
+    not kept (it is raised, and asked again)."""
     resolved = request.get(PRINCIPAL)
     if resolved is None:
         resolved = request[PRINCIPAL] = await _resolve(request)
     if resolved.principal is None:
         raise Unauthorized(resolved.refusal or "The bearer token is not valid.")
+    if scope is not None:
+        require(resolved.principal, scope)
     return resolved.principal
 
 
@@ -102,6 +107,6 @@ async def _resolve(request: web.Request) -> Resolved:
     if token is None:
         return Resolved(None, "The Authorization header must be 'Bearer <token>'.")
     try:
-        return Resolved(await request.app[PLAYERS].authenticate(token))
+        return Resolved(await request.app[SESSIONS].authenticate(token))
     except Unauthorized as exc:
         return Resolved(None, exc.detail)

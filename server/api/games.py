@@ -38,7 +38,7 @@ REPLAYED = {"Idempotent-Replayed": "true"}
 
 @routes.post("/api/v1/games")
 async def create_game(request: web.Request) -> web.Response:
-    player = await authenticate(request)
+    player = await authenticate(request, "play")
     body = await read_json(request, NewGameIn)
     rule = body.rule or Rule.CLASSIC
     games = service(request)
@@ -66,7 +66,7 @@ async def get_game(request: web.Request) -> web.Response:
 @routes.post("/api/v1/games/{id}/moves")
 async def act(request: web.Request) -> web.Response:
     game_id = path_id(request)
-    player = await authenticate(request)
+    player = await authenticate(request, "play")
     key = idempotency_key(request.headers.get("Idempotency-Key"), "Idempotency-Key")
     body = await read_json(request, ActionIn)
     applied = await service(request).act(player, game_id, body.request(), key)
@@ -105,7 +105,7 @@ async def hint(request: web.Request) -> web.Response:
         raise validation_problem(
             [{"field": name, "message": "unknown parameter"} for name in request.query]
         )
-    player = await authenticate(request)
+    player = await authenticate(request, "play")
     found = await request.app[SOLVER].hint(player, game_id, await client_of(request, player))
     return json_response(hint_json(found))
 
@@ -113,7 +113,7 @@ async def hint(request: web.Request) -> web.Response:
 @routes.post("/api/v1/games/{id}/abandon")
 async def abandon(request: web.Request) -> web.Response:
     game_id = path_id(request)
-    player = await authenticate(request)
+    player = await authenticate(request, "play")
     applied = await service(request).abandon(player, game_id)
     return json_response(game_json(applied.view))
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from server.api.access import authenticate, viewer
+from server.api.accounts import device_label
 from server.api.problems import read_json, validation_problem
 from server.api.render import (
     games_page_json,
@@ -30,7 +31,9 @@ routes = web.RouteTableDef()
 @routes.post("/api/v1/players")
 async def create_player(request: web.Request) -> web.Response:
     body = await read_json(request, NewPlayerIn)
-    player = await request.app[PLAYERS].create_player(body.name)
+    player = await request.app[PLAYERS].create_player(
+        body.name, body.password, device_label(request)
+    )
     return json_response(
         new_player_json(player),
         status=201,
@@ -47,7 +50,7 @@ async def get_player(request: web.Request) -> web.Response:
 @routes.get("/api/v1/players/{id}/settings")
 async def get_settings(request: web.Request) -> web.Response:
     player_id = path_id(request)
-    principal = await authenticate(request)
+    principal = await authenticate(request, "account")
     player = await request.app[PLAYERS].update_settings(principal, player_id, {})
     return json_response(settings_json(player))
 
@@ -55,7 +58,7 @@ async def get_settings(request: web.Request) -> web.Response:
 @routes.patch("/api/v1/players/{id}/settings")
 async def patch_settings(request: web.Request) -> web.Response:
     player_id = path_id(request)
-    principal = await authenticate(request)
+    principal = await authenticate(request, "account")
     body = await read_json(request, SettingsIn)
     changes = body.changes()
     player = await request.app[PLAYERS].update_settings(principal, player_id, changes)

@@ -21,7 +21,7 @@ routes = web.RouteTableDef()
 
 @routes.post("/api/v1/races")
 async def create(request: web.Request) -> web.Response:
-    player = await authenticate(request)
+    player = await authenticate(request, "race")
     body = await read_json(request, NewRaceIn)
     view = await request.app[RACES].create(
         player,
@@ -53,21 +53,21 @@ async def read(request: web.Request) -> web.Response:
 @routes.post("/api/v1/races/{id}/join")
 async def join(request: web.Request) -> web.Response:
     race_id = path_id(request)
-    player = await authenticate(request)
+    player = await authenticate(request, "race")
     return json_response(race_json(await request.app[RACES].join(player, race_id)))
 
 
 @routes.post("/api/v1/races/{id}/leave")
 async def leave(request: web.Request) -> web.Response:
     race_id = path_id(request)
-    player = await authenticate(request)
+    player = await authenticate(request, "race")
     return json_response(race_json(await request.app[RACES].leave(player, race_id)))
 
 
 @routes.post("/api/v1/races/{id}/start")
 async def start(request: web.Request) -> web.Response:
     race_id = path_id(request)
-    player = await authenticate(request)
+    player = await authenticate(request, "race")
     return json_response(race_json(await request.app[RACES].start(player, race_id)))
 
 

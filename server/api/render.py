@@ -30,10 +30,12 @@ from server.engine.codes import commitment
 from server.engine.replay import Verification
 from server.services.deals import Daily, Hint
 from server.services.leaderboards import BoardPage, PlayerStats
-from server.services.players import NewPlayer, PlayerInfo
+from server.services.players import Me, NewPlayer, PlayerInfo
 from server.services.races.ratings import RatingPage
 from server.services.races.standings import RaceView, Standing
+from server.services.sessions import NewSession, SessionInfo
 from server.services.values import Applied, GameView, Page
+from server.store.players import ERASED_NAME
 from server.store.records import GameRecord, LoggedMove
 
 
@@ -57,6 +59,14 @@ def next_link(request: web.Request, cursor: str | None) -> dict[str, str]:
 
 REPLAY_FORMAT = "russian-solitaire-replay"
 REPLAY_VERSION = 1
+
+
+def player_ref(player_id: str, name: str) -> dict[str, str | None]:
+    """A player as a game, a race or a board names them: an erased player is "deleted player",
+    with no name and no id (SPEC 2.2.2)."""
+    if name == ERASED_NAME:
+        return {"id": None, "name": None}
+    return {"id": player_id, "name": name}
 
 
 def iso(ms: int | None) -> str | None:
@@ -95,7 +105,7 @@ def game_json(view: GameView) -> dict[str, Any]:
         "chosen": row.chosen,
         "daily": row.daily,
         "status": row.status,
-        "player": {"id": row.player_id, "name": view.player_name},
+        "player": player_ref(row.player_id, view.player_name),
         "score": game.score,
         "ranked_score": row.ranked_score,
         "moves": game.moves,
@@ -141,7 +151,7 @@ def replay_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
         "code": code,
         "deal_commitment": deal_commitment(row.code),
         "rule": row.rule,
-        "player": {"id": row.player_id, "name": view.player_name},
+        "player": player_ref(row.player_id, view.player_name),
         "deal": deal_json(game.code) if code is not None and row.status != "active" else None,
         "actions": [
             {"move": m.move, "t_ms": max(0, m.at_ms - started) if started is not None else 0}
@@ -164,7 +174,11 @@ def race_json(view: RaceView) -> dict[str, Any]:
     until the race has finished; an open race has no games, no standings."""
     race = view.race
     finished = race.status == "finished"
-    games = {s.player_id: s.game_id for s in view.seats if s.game_id is not None}
+    games = {
+        s.player_id: s.game_id
+        for s in view.seats
+        if s.game_id is not None and s.name != ERASED_NAME
+    }
     return {
         "id": race.id,
         "rule": race.rule,
@@ -173,8 +187,8 @@ def race_json(view: RaceView) -> dict[str, Any]:
         "public": race.public,
         "winnable": race.winnable,
         "time_limit_s": race.time_limit_s,
-        "creator": {"id": race.creator_id, "name": view.creator_name},
-        "players": [{"id": s.player_id, "name": s.name} for s in view.seats],
+        "creator": player_ref(race.creator_id, view.creator_name),
+        "players": [player_ref(s.player_id, s.name) for s in view.seats],
         "created_at": iso(race.created_ms),
         "starts_at": iso(race.starts_ms),
         "ended_at": iso(race.ended_ms),
@@ -188,7 +202,7 @@ def race_json(view: RaceView) -> dict[str, Any]:
 
 def standing_json(s: Standing) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "player": {"id": s.player_id, "name": s.name},
+        "player": player_ref(s.player_id, s.name),
         "status": s.status,
         "foundation_cards": s.foundation_cards,
         "ranked_score": s.ranked_score,
@@ -219,8 +233,49 @@ def rating_json(mu: float, sigma: float) -> dict[str, float]:
 
 
 def new_player_json(player: NewPlayer) -> dict[str, Any]:
-    """The answer to a sign-up: the only document that carries the player's token."""
-    return {"id": player.id, "name": player.name, "token": player.token}
+    """The answer to a sign-up: with a sign-in's, the only documents that carry a token."""
+    return {
+        "id": player.id,
+        "name": player.name,
+        "token": player.token,
+        "session": session_json(player.session),
+    }
+
+
+def session_json(info: SessionInfo) -> dict[str, Any]:
+    """A session as its player sees it (SPEC 2.2): never its token."""
+    app = None if info.client_id is None else {"client_id": info.client_id, "name": info.client_id}
+    return {
+        "id": info.id,
+        "label": info.label,
+        "created_at": iso(info.created_ms),
+        "last_used_at": iso(info.last_used_ms),
+        "scopes": list(info.scopes),
+        "app": app,
+        "current": info.current,
+    }
+
+
+def new_session_json(made: NewSession) -> dict[str, Any]:
+    return {
+        "token": made.token,
+        "session": session_json(made.session),
+        "player": {"id": made.player_id, "name": made.player_name},
+    }
+
+
+def sessions_json(sessions: list[SessionInfo]) -> dict[str, Any]:
+    return {"sessions": [session_json(info) for info in sessions]}
+
+
+def me_json(me: Me) -> dict[str, Any]:
+    return {
+        "id": me.id,
+        "name": me.name,
+        "created_at": iso(me.created_ms),
+        "has_password": me.has_password,
+        "session": session_json(me.session),
+    }
 
 
 def player_json(player: PlayerInfo) -> dict[str, Any]:
@@ -329,7 +384,7 @@ def board_page_json(page: BoardPage) -> dict[str, Any]:
         "entries": [
             {
                 "rank": entry.rank,
-                "player": {"id": entry.row.player_id, "name": entry.row.player_name},
+                "player": player_ref(entry.row.player_id, entry.row.player_name),
                 "game_id": entry.row.game_id,
                 "code": entry.code,
                 "status": entry.row.status,
@@ -357,7 +412,7 @@ def race_board_json(page: RatingPage) -> dict[str, Any]:
         "entries": [
             {
                 "rank": rank,
-                "player": {"id": row.player_id, "name": row.name},
+                "player": player_ref(row.player_id, row.name),
                 "mu": row.mu,
                 "sigma": row.sigma,
                 "ordinal": row.ordinal,

@@ -22,6 +22,7 @@ from pydantic import (
     StringConstraints,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     field_validator,
     model_validator,
@@ -33,6 +34,7 @@ from server.api.problems import invalid, validation_errors, validation_problem
 from server.engine import Card, DealCode, Rule, parse_place
 from server.services.errors import NotFound, Problem
 from server.services.names import checked_name
+from server.services.passwords import checked_password
 from server.services.values import MAX_ACTIONS, MOVE_PAGE_MAX, ActionRequest, is_printable_ascii
 
 # 256: a bound on what is read; the name's own limits apply once it is NFC (server.services.names).
@@ -43,14 +45,52 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# 1,024: a bound on what is read; a password's own limits apply once it is NFC
+# (`server.services.passwords`).
+Password = Annotated[StrictStr, StringConstraints(max_length=1024)]
+Label = Annotated[StrictStr, StringConstraints(min_length=1, max_length=64)]
+
+
 class NewPlayerIn(Strict):
+    """A sign-up: a name, and a password or none (a guest)."""
+
     name: Name
+    password: Password | None = None
 
     @field_validator("name")
     @classmethod
     def valid_name(cls, value: str) -> str:
         """NFC, visible, at most 32 characters (`server.services.names`)."""
         return checked_name(value)
+
+    @field_validator("password")
+    @classmethod
+    def valid_password(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """10 to 256 characters once NFC, not the name (`server.services.passwords`)."""
+        if value is None:
+            return None
+        return checked_password(value, info.data.get("name", ""))
+
+
+class NewSessionIn(Strict):
+    """A sign-in: the player's name and password, and a label for the new session."""
+
+    name: Name
+    password: Password
+    label: Label | None = None
+
+
+class PasswordIn(Strict):
+    """A password added (a guest's first) or changed (the current one given)."""
+
+    password: Password
+    current_password: Password | None = None
+
+
+class DeletionIn(Strict):
+    """The erasure of one's account: the password, when one is set."""
+
+    password: Password | None = None
 
 
 class SettingsIn(Strict):

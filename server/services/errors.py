@@ -67,6 +67,58 @@ class Forbidden(Problem):
     title = "Forbidden"
 
 
+class MissingScope(Problem):
+    """The token lacks the scope the request needs (SPEC 2.2); `scope` names it."""
+
+    status = 403
+    slug = "missing-scope"
+    title = "Missing scope"
+
+    def __init__(self, scope: str) -> None:
+        super().__init__(
+            f"This token was not granted the scope {scope!r}, which this request needs.",
+            scope=scope,
+        )
+
+
+class InvalidCredentials(Problem):
+    """A sign-in's name or password is wrong: which one is never said (SPEC 2.2)."""
+
+    status = 401
+    slug = "invalid-credentials"
+    title = "Invalid credentials"
+    headers = {"WWW-Authenticate": 'Bearer realm="russian-solitaire"'}  # noqa: RUF012
+
+    def __init__(self) -> None:
+        super().__init__("The name or the password is wrong.")
+
+
+class TooManySignIns(Problem):
+    """A name's sign-ins failed too often lately (SPEC 2.2): the rest of the window is refused."""
+
+    status = 429
+    slug = "too-many-sign-ins"
+    title = "Too many sign-ins"
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(
+            "Too many failed sign-ins with this name lately: try again later.",
+            headers={"Retry-After": str(retry_after_s)},
+        )
+
+
+class WrongPassword(Problem):
+    """The player's current password, asked for to change it or to erase the account, is
+    wrong."""
+
+    status = 403
+    slug = "wrong-password"
+    title = "Wrong password"
+
+    def __init__(self) -> None:
+        super().__init__("The password is wrong.")
+
+
 class VersionConflict(Problem):
     status = 409
     slug = "version-conflict"

@@ -43,6 +43,7 @@ from server.services.errors import (
     Busy,
     Forbidden,
     IdempotencyKeyReused,
+    MissingScope,
     NotFound,
     RaceConflict,
     VersionConflict,
@@ -65,7 +66,7 @@ from server.store.commits import (
     IdempotencyRecord,
     Outcome,
 )
-from server.store.records import GameRecord, LoggedMove, utc_day
+from server.store.records import GameRecord, LoggedMove, day_start_ms, utc_day
 
 log = logging.getLogger(__name__)
 
@@ -176,13 +177,18 @@ class GameService:
         `secrets`). A code the player gave is *chosen* and shown from the start; a code the
         server drew (`secret`, or none given) is a secret until the game reveals it (SPEC 2.3).
         A daily game (`daily` = its UTC date) is ranked for the player's first attempt of that
-        day only; later ones are practice (a unique index decides races)."""
+        day only, and only for a player made before the day began; later ones are practice (a
+        unique index decides races)."""
         if code is None:
             code = DealCode(rule or Rule.CLASSIC, secrets.randbits(128), 2)
             secret = True
         game = Game.deal(code)
         now = self.clock()
         row = new_game_row(player.id, code, game, now, secret=secret, daily=daily)
+        if daily is not None and player.created_ms >= day_start_ms(daily):
+            # A player made on the day plays the daily as practice (SPEC 2.5): a fresh account
+            # cannot solve it with hints and hand the line to another.
+            row = replace(row, practice=True)
         try:
             async with self.writers.begin() as session:
                 await game_rows.insert_game(session, row)
@@ -248,6 +254,8 @@ class GameService:
         that nobody can copy a line of the day's deal; a race game until its race ends."""
         daily = view.row.daily
         if viewer is not None and viewer.id == view.row.player_id:
+            if "read" not in viewer.scopes and self.hidden(view):
+                raise MissingScope("read")  # a token that may not read its player's hidden games
             return
         if view.row.race_hidden:
             raise Forbidden(
@@ -261,6 +269,12 @@ class GameService:
                 f"This is a game of the daily deal of {daily}: only its player may see it "
                 "until the day ends (UTC)."
             )
+
+    def hidden(self, view: GameView) -> bool:
+        """Whether the game is hidden from all but its player now (a race's still on, or of
+        today's daily deal)."""
+        daily = view.row.daily
+        return view.row.race_hidden or (daily is not None and daily >= utc_day(self.clock()))
 
     async def act(
         self,

@@ -198,8 +198,9 @@ class BoardService:
 
     def _seen_by(self, f: game_rows.GameFilter, viewer: Principal | None) -> game_rows.GameFilter:
         """The filter as `viewer` may see the player's games: others see no daily game before
-        its day ends, and no race game before its race ends."""
-        if viewer is not None and viewer.id == f.player_id:
+        its day ends, and no race game before its race ends; nor does the player's own token
+        without the `read` scope."""
+        if viewer is not None and viewer.id == f.player_id and "read" in viewer.scopes:
             return f
         return replace(f, hide_daily_from=utc_day(self.clock()))
 
@@ -247,6 +248,12 @@ class BoardService:
                 raise NotFound(f"There is no player {f.player_id!r}.")
             name = player.name
         return self._export(f, name)
+
+    async def every_game(self, viewer: Principal) -> AsyncIterator[tuple[GameView, list[Any]]]:
+        """Every game of the viewer's own, in play or ended, as they may see them, oldest first,
+        with their move logs, a chunk at a time (their data export, SPEC 2.2.2)."""
+        f = self._seen_by(game_rows.GameFilter(player_id=viewer.id), viewer)
+        return self._export(f, viewer.name)
 
     async def _export(
         self, f: game_rows.GameFilter, name: str

@@ -1,37 +1,25 @@
-"""The use-cases of players (SPEC 2.2, 1.7): sign-up, who a bearer token is, the public
-profile and the play settings.
-
-A token is stored as its SHA-256 hash only. Tokens never change, so the principal of a token is
-remembered once verified (the most recent 10,000), and a made-up token once looked up is not
-looked up again (a token reaches its client only once its player is stored, so one unknown now
-stays unknown).
-"""
+"""The use-cases of players (SPEC 2.2, 2.2.2, 1.7): sign-up (a guest, or with a password), the
+public profile, the play settings, one's own account (`me`), a password added or changed, and
+the account's erasure. Sessions and who a token is: `server.services.sessions`."""
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from server.services.errors import Forbidden, NameTaken, NotFound, Unauthorized
+from server.services.errors import Forbidden, InvalidInput, NameTaken, NotFound, WrongPassword
 from server.services.names import name_key
-from server.services.values import Clock, Principal, is_printable_ascii, wall_clock_ms
+from server.services.passwords import hash_password, verify_password
+from server.services.sessions import SessionInfo, SessionService, require
+from server.services.values import Clock, Principal, wall_clock_ms
 from server.store import players as player_rows
+from server.store import sessions as session_rows
 from server.store.models import Player
 
-REMEMBERED = 10_000
-"""How many verified tokens, and how many unknown ones, a process remembers."""
-
 SETTING_NAMES = ("double_click", "placement_help", "interactive_rules", "auto_placement")
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +40,18 @@ class NewPlayer:
     id: str
     name: str
     token: str
+    session: SessionInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Me:
+    """The player of a token, as they see themselves (`GET /api/v1/me`)."""
+
+    id: str
+    name: str
+    created_ms: int
+    has_password: bool
+    session: SessionInfo
 
 
 class PlayerService:
@@ -59,20 +59,22 @@ class PlayerService:
         self,
         readers: async_sessionmaker[AsyncSession],
         writers: async_sessionmaker[AsyncSession],
+        sessions: SessionService,
         clock: Clock = wall_clock_ms,
     ) -> None:
         self.readers = readers
         self.writers = writers
+        self.sessions = sessions
         self.clock = clock
-        self._principals: OrderedDict[str, Principal] = OrderedDict()
-        self._unknown: OrderedDict[str, None] = OrderedDict()
-        """Hashes of tokens looked up and found to be no player's."""
 
-    async def create_player(self, name: str) -> NewPlayer:
-        """A new player; `name` is already checked (`server.services.names.checked_name`). No two
+    async def create_player(
+        self, name: str, password: str | None = None, label: str | None = None
+    ) -> NewPlayer:
+        """A new player and their first session; `name` (and `password`, if any) already
+        checked (`server.services.names.checked_name`, `passwords.checked_password`). No two
         players share a name's key: NameTaken (409) if another has it."""
-        token = secrets.token_urlsafe(32)
         player_id = str(uuid.uuid4())
+        password_hash = await hash_password(password) if password is not None else None
         try:
             async with self.writers.begin() as session:
                 await player_rows.insert_player(
@@ -80,40 +82,69 @@ class PlayerService:
                     id=player_id,
                     name=name,
                     name_key=name_key(name),
-                    token_hash=hash_token(token),
+                    password_hash=password_hash,
                     created_ms=self.clock(),
                     double_click=True,
                     placement_help=True,
                     interactive_rules=True,
                     auto_placement=False,
                 )
+                token, record = await self.sessions.add(session, player_id, label or "sign-up")
         except IntegrityError:
             raise NameTaken(name) from None  # the unique index on name_key
-        return NewPlayer(player_id, name, token)
+        return NewPlayer(player_id, name, token, SessionInfo.of(record, record.id))
 
-    async def authenticate(self, token: str) -> Principal:
-        """The player whose token this is. A token is printable ASCII (ours are URL-safe
-        base64): anything else is no token of ours."""
-        if not is_printable_ascii(token):
-            raise Unauthorized("The bearer token is not valid.")
-        token_hash = hash_token(token)
-        cached = self._principals.get(token_hash)
-        if cached is not None:
-            return cached
-        if token_hash in self._unknown:
-            raise Unauthorized("The bearer token is not valid.")
+    async def me(self, principal: Principal) -> Me:
         async with self.readers.begin() as session:
-            found = await player_rows.player_by_token_hash(session, token_hash)
-        if found is None:
-            self._unknown[token_hash] = None
-            if len(self._unknown) > REMEMBERED:
-                self._unknown.popitem(last=False)
-            raise Unauthorized("The bearer token is not valid.")
-        principal = Principal(*found)
-        self._principals[token_hash] = principal
-        if len(self._principals) > REMEMBERED:
-            self._principals.popitem(last=False)
-        return principal
+            player = await player_rows.player_by_id(session, principal.id)
+        if player is None:
+            raise NotFound("This player's account was erased.")
+        current = await self.sessions.current(principal)
+        return Me(
+            player.id, player.name, player.created_ms, player.password_hash is not None, current
+        )
+
+    async def change_password(
+        self, principal: Principal, password: str, current_password: str | None
+    ) -> None:
+        """Sets the player's password (a guest's first one, or a new one): the current one
+        must be given when one is set. Every other session of the player ends at once."""
+        require(principal, "account")
+        player = await self._checked_password(principal, current_password)
+        new_hash = await hash_password(password)
+        async with self.writers.begin() as session:
+            await player_rows.update_player(session, player.id, password_hash=new_hash)
+            ended = await session_rows.delete_sessions_of(
+                session, principal.id, keep=principal.session_id
+            )
+        self.sessions.told(set(ended))
+
+    async def erase(self, principal: Principal, password: str | None) -> None:
+        """Erases the player's account (SPEC 2.2.2); their password must be given when one is
+        set. Every token of theirs is refused from then on."""
+        require(principal, "account")
+        player = await self._checked_password(principal, password, field="password")
+        async with self.writers.begin() as session:
+            ended = await player_rows.erase_player(session, player.id, self.clock())
+        self.sessions.told(set(ended))
+
+    async def _checked_password(
+        self, principal: Principal, given: str | None, field: str = "current_password"
+    ) -> Player:
+        async with self.readers.begin() as session:
+            player = await player_rows.player_by_id(session, principal.id)
+        if player is None:
+            raise NotFound("This player's account was erased.")
+        if player.password_hash is None:
+            return player
+        if given is None:
+            raise InvalidInput(
+                f"This account has a password: give it as {field!r}.",
+                errors=[{"field": field, "message": "the account's password is needed"}],
+            )
+        if not await verify_password(player.password_hash, given):
+            raise WrongPassword()
+        return player
 
     async def get_player(self, player_id: str) -> PlayerInfo:
         async with self.readers.begin() as session:
@@ -128,6 +159,7 @@ class PlayerService:
         """Changes some (or, to read them, none) of the player's own play settings."""
         if principal.id != player_id:
             raise Forbidden("Only the player may read or change their settings.")
+        require(principal, "account")
         async with (self.writers if changes else self.readers).begin() as session:
             if changes:
                 await player_rows.update_player(session, player_id, **changes)

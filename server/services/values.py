@@ -40,10 +40,17 @@ def is_printable_ascii(text: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The authenticated player of a request."""
+    """The authenticated player of a request: who, through which session, allowed what."""
 
     id: str
     name: str
+    session_id: str = ""
+    scopes: frozenset[str] = frozenset()
+    created_ms: int = 0
+    """When the player signed up (the daily board ranks only players older than the day)."""
+
+    def may(self, scope: str) -> bool:
+        return scope in self.scopes
 
 
 @dataclass(frozen=True, slots=True)

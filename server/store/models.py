@@ -40,14 +40,64 @@ class Player(Base):
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     name: Mapped[str] = mapped_column(String(64))
-    name_key: Mapped[str] = mapped_column(String(256))
-    """The name as two players may not share it (`server.services.names.name_key`): unique."""
-    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    name_key: Mapped[str | None] = mapped_column(String(256))
+    """The name as two players may not share it (`server.services.names.name_key`): unique.
+    NULL for an erased player (whose name is '')."""
     created_ms: Mapped[int] = mapped_column(BigInteger)
+    password_hash: Mapped[str | None] = mapped_column(String(128))
+    """Argon2id (`server.services.passwords`); NULL for a guest."""
+    deleted_ms: Mapped[int | None] = mapped_column(BigInteger)
+    """When the player erased their account (SPEC 2.2.2)."""
     double_click: Mapped[bool] = mapped_column(Boolean, default=True)
     placement_help: Mapped[bool] = mapped_column(Boolean, default=True)
     interactive_rules: Mapped[bool] = mapped_column(Boolean, default=True)
     auto_placement: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class SessionRow(Base):
+    """A session: one device's or one app's token (its hash) and what it may do."""
+
+    __tablename__ = "sessions"
+    __table_args__ = (Index("ix_sessions_player", "player_id", "created_ms"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    label: Mapped[str] = mapped_column(String(64))
+    scopes: Mapped[str] = mapped_column(String(64))
+    """Space-separated (`play race account read`)."""
+    client_id: Mapped[str | None] = mapped_column(String(64))
+    """The OAuth app's (NULL: the server's own client)."""
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    last_used_ms: Mapped[int] = mapped_column(BigInteger)
+    expires_ms: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class SignInFailure(Base):
+    __tablename__ = "sign_in_failures"
+    __table_args__ = (
+        Index("ix_sign_in_failures_name", "name_key", "at_ms"),
+        Index("ix_sign_in_failures_at", "at_ms"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name_key: Mapped[str] = mapped_column(String(256))
+    at_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class OAuthCode(Base):
+    __tablename__ = "oauth_codes"
+    __table_args__ = (Index("ix_oauth_codes_expires", "expires_ms"),)
+
+    code_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"))
+    client_id: Mapped[str] = mapped_column(String(64))
+    redirect_uri: Mapped[str] = mapped_column(String(2048))
+    code_challenge: Mapped[str] = mapped_column(String(128))
+    scopes: Mapped[str] = mapped_column(String(64))
+    expires_ms: Mapped[int] = mapped_column(BigInteger)
+    used_ms: Mapped[int | None] = mapped_column(BigInteger)
+    session_id: Mapped[str | None] = mapped_column(String(36))
 
 
 class GameRow(Base):

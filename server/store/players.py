@@ -4,28 +4,58 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.store.models import (
-    Player,
-)
+from server.store.models import GameRow, OAuthCode, Player, Rating, SessionRow
+
+ERASED_NAME = ""
+"""The name of an erased player: no name (SPEC 2.2.2; no name accepted is empty)."""
 
 
 async def insert_player(session: AsyncSession, **values: Any) -> None:
     await session.execute(insert(Player).values(**values))
 
 
-async def player_by_token_hash(session: AsyncSession, token_hash: str) -> tuple[str, str] | None:
-    row = (
-        await session.execute(select(Player.id, Player.name).where(Player.token_hash == token_hash))
-    ).first()
-    return (row[0], row[1]) if row else None
-
-
 async def player_by_id(session: AsyncSession, player_id: str) -> Player | None:
-    return await session.get(Player, player_id)
+    """The player, unless erased."""
+    player = await session.get(Player, player_id)
+    return player if player is not None and player.deleted_ms is None else None
 
 
 async def update_player(session: AsyncSession, player_id: str, **values: Any) -> None:
     await session.execute(update(Player).where(Player.id == player_id).values(**values))
+
+
+async def player_by_name_key(session: AsyncSession, key: str) -> Player | None:
+    return (await session.scalars(select(Player).where(Player.name_key == key))).first()
+
+
+async def erase_player(session: AsyncSession, player_id: str, now_ms: int) -> list[str]:
+    """Erases what identifies the player (SPEC 2.2.2): their name (free again), password,
+    settings (back to the defaults), sessions, OAuth codes and ratings; their games stay,
+    made practice so that no board ranks them. The ids of the sessions that ended."""
+    await session.execute(
+        update(Player)
+        .where(Player.id == player_id)
+        .values(
+            name=ERASED_NAME,
+            name_key=None,
+            password_hash=None,
+            deleted_ms=now_ms,
+            double_click=True,
+            placement_help=True,
+            interactive_rules=True,
+            auto_placement=False,
+        )
+    )
+    ended = list(
+        await session.scalars(select(SessionRow.id).where(SessionRow.player_id == player_id))
+    )
+    await session.execute(delete(SessionRow).where(SessionRow.player_id == player_id))
+    await session.execute(delete(OAuthCode).where(OAuthCode.player_id == player_id))
+    await session.execute(delete(Rating).where(Rating.player_id == player_id))
+    await session.execute(
+        update(GameRow).where(GameRow.player_id == player_id).values(practice=true())
+    )
+    return ended

@@ -106,6 +106,16 @@ async def race_games(
     return [game_record(row) for row in (await session.execute(query)).all()]
 
 
+async def races_of(session: AsyncSession, player_id: str) -> list[str]:
+    """The races the player sits in or sat in, oldest first."""
+    rows = await session.scalars(
+        select(RacePlayer.race_id)
+        .where(RacePlayer.player_id == player_id)
+        .order_by(RacePlayer.joined_ms, RacePlayer.race_id)
+    )
+    return list(rows)
+
+
 async def reveal_games(session: AsyncSession, race_id: str) -> None:
     """The games of an ending race are shown to everyone from now on (no change of a game: its
     state and version stay as they are)."""

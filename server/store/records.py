@@ -4,6 +4,7 @@ shown. The store reads and writes these; the services and the API pass them on."
 
 from __future__ import annotations
 
+import calendar
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -15,6 +16,11 @@ from server.engine import Rule, Status
 def utc_day(ms: int) -> str:
     """The UTC date of a time in milliseconds, as YYYY-MM-DD."""
     return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))
+
+
+def day_start_ms(day: str) -> int:
+    """The first millisecond (UTC) of a date YYYY-MM-DD."""
+    return calendar.timegm(time.strptime(day, "%Y-%m-%d")) * 1000
 
 
 def code_revealed(secret_deal: bool, daily: str | None, status: Status, now_ms: int) -> bool:

@@ -63,7 +63,6 @@ async def test_the_move_log_refuses_a_second_entry_with_the_same_sequence_number
                     id="p",
                     name="p",
                     name_key="p",
-                    token_hash="h",
                     created_ms=0,
                     double_click=True,
                     placement_help=True,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import column, insert, select, table
 from sqlalchemy.exc import IntegrityError
 
 from server.app import create_app
@@ -56,6 +56,24 @@ def test_the_migration_computes_the_servers_key() -> None:
         assert keys(name) == name_key(name), name
 
 
+PLAYERS_0005 = table(
+    "players",
+    *(
+        column(name)
+        for name in (
+            "id",
+            "name",
+            "token_hash",
+            "created_ms",
+            "double_click",
+            "placement_help",
+            "interactive_rules",
+            "auto_placement",
+        )
+    ),
+)
+
+
 async def old_database(url: str) -> None:
     """The database at 0005 with OLD_PLAYERS in it."""
     await asyncio.to_thread(downgrade, url, "0005")
@@ -64,7 +82,7 @@ async def old_database(url: str) -> None:
         async with engine.begin() as connection:
             for index, (player_id, name) in enumerate(OLD_PLAYERS):
                 await connection.execute(
-                    insert(Player).values(  # name_key left out: 0005 has no such column
+                    insert(PLAYERS_0005).values(  # the players table as of 0005
                         id=player_id,
                         name=name,
                         token_hash=f"hash-{player_id}",
@@ -123,7 +141,6 @@ async def test_a_database_with_duplicate_names_migrates(migrated: str) -> None:
                         id=pid(10),
                         name="BOB",
                         name_key="bob",
-                        token_hash="hash-p10",
                         created_ms=2_000,
                         double_click=True,
                         placement_help=True,

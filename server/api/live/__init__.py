@@ -5,6 +5,7 @@ Each connection reads its messages in order and answers each; the action path is
 use-case (`GameService.act`) and the same transaction as `POST /api/v1/games/{id}/moves`. A
 connection is its outbox (`outbox.py`: the bounded queue, backpressure, closing), the games it
 watches (`games.py`) and the races it watches (`races.py`); this module reads its messages.
+A socket whose session ends is closed with 4401 (`guard.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from aiohttp import WSMsgType, web
 from server import metrics
 from server.api.access import authenticate, service
 from server.api.live.games import GameWatching
+from server.api.live.guard import guard
 from server.api.live.outbox import CLOSE_NORMAL, Outbox
 from server.api.live.races import RaceWatching
 from server.api.problems import known_problem, problem_body
@@ -42,8 +44,9 @@ from server.api.schemas import (
     echoed_id,
 )
 from server.engine.messages import negotiate
-from server.keys import BROKER, BUDGET, CONNECTIONS, PLAYERS, RACES, TEXTS
+from server.keys import BROKER, BUDGET, CONNECTIONS, RACES, SESSIONS, TEXTS
 from server.services.errors import Problem, Unauthorized
+from server.services.sessions import require
 from server.services.values import Principal
 
 log = logging.getLogger(__name__)
@@ -156,7 +159,7 @@ class Connection:
                 assert_never(message)
 
     async def auth(self, message: AuthIn) -> None:
-        self.player = await self.request.app[PLAYERS].authenticate(message.token)
+        self.player = await self.request.app[SESSIONS].authenticate(message.token)
         if not self.count_player():
             return
         player = PlayerRefOut(id=self.player.id, name=self.player.name)
@@ -165,6 +168,7 @@ class Connection:
     async def act(self, message: ActIn) -> None:
         if self.player is None:  # (checked before the message was read)
             raise Unauthorized("Send an auth message (or connect with a bearer token) first.")
+        require(self.player, "play")
         applied = await service(self.request).act(
             self.player, message.game_id, message.action.request(), message.idempotency_key
         )
@@ -248,4 +252,5 @@ def setup(app: web.Application) -> None:
     app[CONNECTIONS] = set()
     app[TEXTS] = LiveTexts()
     app.on_shutdown.append(close_all)
+    app.cleanup_ctx.append(guard)
     app.router.add_routes(routes)

@@ -89,6 +89,12 @@ class RaceService:
         name = creator.name if creator is not None else ""
         return RaceView(found, seats, games, last, self.clock(), name)
 
+    async def races_of(self, player_id: str) -> list[RaceView]:
+        """Every race the player sits or sat in (their data export, SPEC 2.2.2)."""
+        async with self.snapshots.begin() as session:
+            ids = await store.races_of(session, player_id)
+            return [await self.view(race_id, session) for race_id in ids]
+
     async def page(
         self, *, status: str | None, rule: Rule | None, limit: int, after: str | None
     ) -> Page[RaceView]:

@@ -1,0 +1,89 @@
+"""Passwords (SPEC 2.2): what a password may be, and its Argon2id hash by `argon2-cffi`.
+
+The parameters are OWASP's first recommended configuration for Argon2id: 19 MiB of memory, two
+passes, one lane (`m=19456, t=2, p=1`): about 33 ms a hash or a check on one core of the
+2-core machines this server is measured on (`bench/accounts.py`), under the issue's 50 ms. A
+hash holds its own parameters, so they can be raised later: a password whose hash has older
+parameters is hashed again at its next sign-in (`needs_rehash`).
+
+Hashing is costly on purpose, so it runs off the event loop (argon2-cffi releases the GIL), and
+at most `HASHING_AT_ONCE` at a time in a process: a flood of sign-ins waits for its turn instead
+of taking every core from the players' moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import unicodedata
+import weakref
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+from server.services.names import name_key
+
+MIN_LENGTH = 10
+MAX_LENGTH = 256
+HASHING_AT_ONCE = 1
+"""Argon2 hashes computed at once in a process (each takes one core for ~33 ms)."""
+
+HASHER = PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1)
+
+_hashing: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+"""The semaphore of each event loop (a server has one; the tests a loop per test)."""
+
+_DUMMY: str | None = None
+
+
+def checked_password(raw: str, name: str) -> str:
+    """The password to hash for `raw` (NFC), or ValueError saying what is wrong: 10 to 256
+    characters, any Unicode, and not the player's name (compared as names are)."""
+    password = unicodedata.normalize("NFC", raw)
+    if len(password) < MIN_LENGTH:
+        raise ValueError(f"a password has at least {MIN_LENGTH} characters")
+    if len(password) > MAX_LENGTH:
+        raise ValueError(f"a password has at most {MAX_LENGTH} characters")
+    if name and name_key(password) == name_key(name):
+        raise ValueError("the password must not be the player's name")
+    return password
+
+
+def _semaphore() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    found = _hashing.get(loop)
+    if found is None:
+        found = _hashing[loop] = asyncio.Semaphore(HASHING_AT_ONCE)
+    return found
+
+
+async def hash_password(password: str) -> str:
+    async with _semaphore():
+        return await asyncio.to_thread(HASHER.hash, password)
+
+
+def _verify(stored: str | None, password: str) -> bool:
+    global _DUMMY
+    if stored is None:
+        # No such name, or a guest: the same work as a real check, so that the time of the
+        # answer does not tell which names exist.
+        if _DUMMY is None:
+            _DUMMY = HASHER.hash("no password matches this hash")
+        stored = _DUMMY
+        password = "\x00" + password
+    try:
+        return HASHER.verify(stored, password)
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        return False
+
+
+async def verify_password(stored: str | None, password: str) -> bool:
+    """Whether `password` is the one of `stored` (an Argon2 hash; None: there is none, and the
+    answer is False after as long a check)."""
+    async with _semaphore():
+        return await asyncio.to_thread(_verify, stored, unicodedata.normalize("NFC", password))
+
+
+def needs_rehash(stored: str) -> bool:
+    return HASHER.check_needs_rehash(stored)

@@ -1,0 +1,289 @@
+"""Sessions (SPEC 2.2): a token per device or app, who a token is, signing in and out, scopes.
+
+A token is 256 random bits, stored as its SHA-256 hash only, and shown once: in the answer
+that made its session (a sign-up, a sign-in, an OAuth token exchange).
+
+**Who a token is, at once in every process.** A revoked session is deleted, and every request
+that carries a token reads its session (one indexed read joined with its player): so a token is
+refused on every route and in every process from the moment its revocation committed, with no
+cache to go stale. The one thing remembered is the opposite: a made-up token once looked up is
+not looked up again (the most recent 10,000), since a token reaches its client only once its
+session is stored, and a revoked one never comes back. A live WebSocket checked its token when it
+signed in; `alive` tells the sockets' guard which of their sessions still hold
+(`server.api.live.guard`).
+
+**Sign-in.** A wrong name, a guest's name and a wrong password are one answer
+(`InvalidCredentials`), after the same Argon2 work (`server.services.passwords`), so neither the
+answer nor its time tells which names exist. Failures are counted per name (its key) in the
+database, so the limit (10 in 15 minutes) holds whatever the address and across every process:
+an in-process counter (`limits`' memory storage) would give each process its own 10, and Redis
+is optional. Past the limit, the name's sign-ins are `429` for the rest of the window, without
+the password being checked, so a flood costs no hashing either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from server.services.errors import (
+    InvalidCredentials,
+    MissingScope,
+    NotFound,
+    TooManySignIns,
+    Unauthorized,
+)
+from server.services.names import name_key
+from server.services.passwords import hash_password, needs_rehash, verify_password
+from server.services.values import Clock, Principal, is_printable_ascii, wall_clock_ms
+from server.store import players as player_rows
+from server.store import sessions as session_rows
+from server.store.sessions import SessionRecord
+
+SCOPES = ("play", "race", "account", "read")
+"""Every scope, in the order they are listed (SPEC 2.2)."""
+ALL_SCOPES = frozenset(SCOPES)
+
+REMEMBERED = 10_000
+"""How many made-up tokens a process remembers."""
+TOUCH_MS = 60_000
+"""`last_used_at` is written at most this often per session."""
+FAILURES = 10
+FAILURE_WINDOW_MS = 15 * 60_000
+LABEL_MAX = 64
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def scope_text(scopes: Iterable[str]) -> str:
+    """Scopes as stored and as OAuth writes them: space-separated, in SCOPES' order."""
+    wanted = set(scopes)
+    return " ".join(scope for scope in SCOPES if scope in wanted)
+
+
+def require(principal: Principal, scope: str) -> None:
+    """MissingScope (403) unless the principal's token has `scope`."""
+    if scope not in principal.scopes:
+        raise MissingScope(scope)
+
+
+def label_of(raw: str | None) -> str:
+    """A session's label: the one given, else "device" (at most LABEL_MAX printable
+    characters)."""
+    text = "".join(char for char in (raw or "") if char.isprintable()).strip()
+    return text[:LABEL_MAX] or "device"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session as its player sees it (never its token)."""
+
+    id: str
+    label: str
+    created_ms: int
+    last_used_ms: int
+    scopes: tuple[str, ...]
+    client_id: str | None
+    current: bool
+
+    @classmethod
+    def of(cls, record: SessionRecord, current_id: str) -> SessionInfo:
+        return cls(
+            record.id,
+            record.label,
+            record.created_ms,
+            record.last_used_ms,
+            tuple(record.scopes.split()),
+            record.client_id,
+            record.id == current_id,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """A session just made: its token, shown this once."""
+
+    token: str
+    session: SessionInfo
+    player_id: str
+    player_name: str
+
+
+class SessionService:
+    def __init__(
+        self,
+        readers: async_sessionmaker[AsyncSession],
+        writers: async_sessionmaker[AsyncSession],
+        clock: Clock = wall_clock_ms,
+    ) -> None:
+        self.readers = readers
+        self.writers = writers
+        self.clock = clock
+        self._unknown: OrderedDict[str, None] = OrderedDict()
+        """Hashes of tokens looked up and found to be no session's."""
+        self.ended: list[Callable[[set[str]], None]] = []
+        """Told in this process of the sessions that just ended here (the sockets' guard
+        closes theirs at once; other processes' guards find out on their next check)."""
+
+    # ---------------------------------------------------------------- making sessions
+
+    async def add(
+        self,
+        session: AsyncSession,
+        player_id: str,
+        label: str,
+        scopes: Iterable[str] = SCOPES,
+        *,
+        client_id: str | None = None,
+        expires_ms: int | None = None,
+    ) -> tuple[str, SessionRecord]:
+        """A new session of the player, in the caller's transaction: (token, its record)."""
+        token = new_token()
+        now = self.clock()
+        record = SessionRecord(
+            id=str(uuid.uuid4()),
+            player_id=player_id,
+            label=label_of(label),
+            scopes=scope_text(scopes),
+            client_id=client_id,
+            created_ms=now,
+            last_used_ms=now,
+            expires_ms=expires_ms,
+        )
+        await session_rows.insert_session(
+            session,
+            id=record.id,
+            player_id=player_id,
+            token_hash=hash_token(token),
+            label=record.label,
+            scopes=record.scopes,
+            client_id=client_id,
+            created_ms=now,
+            last_used_ms=now,
+            expires_ms=expires_ms,
+        )
+        return token, record
+
+    async def sign_in(self, name: str, password: str, label: str | None) -> NewSession:
+        """A new session of the player called `name` whose password this is (SPEC 2.2)."""
+        player_id, player_name = await self.verify(name, password)
+        async with self.writers.begin() as session:
+            token, record = await self.add(session, player_id, label or "device")
+        return NewSession(token, SessionInfo.of(record, record.id), player_id, player_name)
+
+    async def verify(self, name: str, password: str) -> tuple[str, str]:
+        """(id, name) of the player called `name` whose password this is; InvalidCredentials
+        (401) if there is none, TooManySignIns (429) past the name's limit of failures. Every
+        sign-in asks here (the OAuth consent page's too)."""
+        key = name_key(name)
+        now = self.clock()
+        async with self.readers.begin() as session:
+            failures = await session_rows.failures_since(session, key, now - FAILURE_WINDOW_MS)
+            player = await player_rows.player_by_name_key(session, key)
+        if len(failures) >= FAILURES:
+            oldest = failures[-FAILURES]
+            wait_ms = oldest + FAILURE_WINDOW_MS - now
+            raise TooManySignIns(max(1, -(-wait_ms // 1000)))
+        stored = player.password_hash if player is not None else None
+        if player is None or stored is None or not await verify_password(stored, password):
+            if player is None or stored is None:
+                await verify_password(None, password)  # as long as a real check
+            async with self.writers.begin() as session:
+                await session_rows.add_failure(session, key, self.clock(), FAILURE_WINDOW_MS)
+            raise InvalidCredentials()
+        if needs_rehash(stored):
+            rehashed = await hash_password(password)
+            async with self.writers.begin() as session:
+                await player_rows.update_player(session, player.id, password_hash=rehashed)
+        return player.id, player.name
+
+    # ---------------------------------------------------------------- who a token is
+
+    async def authenticate(self, token: str) -> Principal:
+        """The principal of a live session's token, or Unauthorized (401). A token is printable
+        ASCII (ours are URL-safe base64): anything else is no token of ours."""
+        if not is_printable_ascii(token):
+            raise Unauthorized("The bearer token is not valid.")
+        token_hash = hash_token(token)
+        if token_hash in self._unknown:
+            raise Unauthorized("The bearer token is not valid.")
+        now = self.clock()
+        async with self.readers.begin() as session:
+            holder = await session_rows.holder_of(session, token_hash, now)
+        if holder is None:
+            self._unknown[token_hash] = None
+            if len(self._unknown) > REMEMBERED:
+                self._unknown.popitem(last=False)
+            raise Unauthorized("The bearer token is not valid.")
+        record = holder.session
+        if now - record.last_used_ms >= TOUCH_MS:
+            async with self.writers.begin() as session:
+                await session_rows.touch(session, record.id, now)
+        return Principal(
+            record.player_id,
+            holder.player_name,
+            record.id,
+            frozenset(record.scopes.split()),
+            holder.player_created_ms,
+        )
+
+    async def alive(self, session_ids: Iterable[str]) -> set[str]:
+        """Which of these sessions still hold."""
+        wanted = sorted(set(session_ids))
+        if not wanted:
+            return set()
+        async with self.readers.begin() as session:
+            return await session_rows.live_sessions(session, wanted, self.clock())
+
+    # ---------------------------------------------------------------- a player's sessions
+
+    async def sessions(self, principal: Principal) -> list[SessionInfo]:
+        async with self.readers.begin() as session:
+            records = await session_rows.sessions_of(session, principal.id)
+        return [SessionInfo.of(record, principal.session_id) for record in records]
+
+    async def current(self, principal: Principal) -> SessionInfo:
+        for info in await self.sessions(principal):
+            if info.current:
+                return info
+        raise Unauthorized("The bearer token is not valid.")  # ended while we looked
+
+    async def end(self, principal: Principal, session_id: str) -> None:
+        """Ends one of the player's sessions (`current`: the token's own: signing out).
+        Another session needs the `account` scope; NotFound if there is no such session."""
+        if session_id == "current":
+            session_id = principal.session_id
+        else:
+            require(principal, "account")
+        async with self.writers.begin() as session:
+            found = await session_rows.delete_session(session, principal.id, session_id)
+        if not found:
+            raise NotFound(f"There is no session {session_id!r} of this player.")
+        self.told({session_id})
+
+    async def end_token(self, token: str) -> None:
+        """Ends the session of a token, if it is one (OAuth revocation, RFC 7009)."""
+        if not is_printable_ascii(token):
+            return
+        async with self.writers.begin() as session:
+            ended = await session_rows.delete_by_token_hash(session, hash_token(token))
+        if ended is not None:
+            self.told({ended})
+
+    def told(self, ended: set[str]) -> None:
+        if not ended:
+            return
+        for listener in list(self.ended):
+            listener(ended)

@@ -1,0 +1,212 @@
+"""The `sessions`, `sign_in_failures` and `oauth_codes` tables (SPEC 2.2, 2.2.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.store.models import OAuthCode, Player, SessionRow, SignInFailure
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    id: str
+    player_id: str
+    label: str
+    scopes: str
+    client_id: str | None
+    created_ms: int
+    last_used_ms: int
+    expires_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """A token's session with its player, as `authenticate` needs them."""
+
+    session: SessionRecord
+    player_name: str
+    player_created_ms: int
+
+
+SESSION_COLUMNS = (
+    SessionRow.id,
+    SessionRow.player_id,
+    SessionRow.label,
+    SessionRow.scopes,
+    SessionRow.client_id,
+    SessionRow.created_ms,
+    SessionRow.last_used_ms,
+    SessionRow.expires_ms,
+)
+
+
+async def insert_session(session: AsyncSession, **values: Any) -> None:
+    await session.execute(insert(SessionRow).values(**values))
+
+
+async def holder_of(session: AsyncSession, token_hash: str, now_ms: int) -> Holder | None:
+    """The live session of a token's hash (not expired, of a player not erased)."""
+    row = (
+        await session.execute(
+            select(*SESSION_COLUMNS, Player.name, Player.created_ms)
+            .join(Player, Player.id == SessionRow.player_id)
+            .where(
+                SessionRow.token_hash == token_hash,
+                Player.deleted_ms.is_(None),
+                (SessionRow.expires_ms.is_(None)) | (SessionRow.expires_ms > now_ms),
+            )
+        )
+    ).first()
+    if row is None:
+        return None
+    return Holder(SessionRecord(*row[:8]), row[8], row[9])
+
+
+async def touch(session: AsyncSession, session_id: str, now_ms: int) -> None:
+    await session.execute(
+        update(SessionRow).where(SessionRow.id == session_id).values(last_used_ms=now_ms)
+    )
+
+
+async def sessions_of(session: AsyncSession, player_id: str) -> list[SessionRecord]:
+    rows = await session.execute(
+        select(*SESSION_COLUMNS)
+        .where(SessionRow.player_id == player_id)
+        .order_by(SessionRow.created_ms, SessionRow.id)
+    )
+    return [SessionRecord(*row) for row in rows]
+
+
+async def delete_session(session: AsyncSession, player_id: str, session_id: str) -> bool:
+    result = await session.execute(
+        delete(SessionRow).where(SessionRow.id == session_id, SessionRow.player_id == player_id)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def delete_by_token_hash(session: AsyncSession, token_hash: str) -> str | None:
+    """Deletes the session of a token's hash; its id, if there was one."""
+    found = await session.scalar(select(SessionRow.id).where(SessionRow.token_hash == token_hash))
+    if found is not None:
+        await session.execute(delete(SessionRow).where(SessionRow.id == found))
+    return found
+
+
+async def delete_sessions_of(
+    session: AsyncSession, player_id: str, keep: str | None = None
+) -> list[str]:
+    """Deletes every session of the player but `keep`; their ids."""
+    query = select(SessionRow.id).where(SessionRow.player_id == player_id)
+    if keep is not None:
+        query = query.where(SessionRow.id != keep)
+    ids = list((await session.scalars(query)).all())
+    if ids:
+        await session.execute(delete(SessionRow).where(SessionRow.id.in_(ids)))
+    return ids
+
+
+async def live_sessions(session: AsyncSession, session_ids: list[str], now_ms: int) -> set[str]:
+    """Which of these sessions still hold (not revoked, not expired, player not erased)."""
+    found: set[str] = set()
+    for start in range(0, len(session_ids), 500):
+        chunk = session_ids[start : start + 500]
+        rows = await session.scalars(
+            select(SessionRow.id)
+            .join(Player, Player.id == SessionRow.player_id)
+            .where(
+                SessionRow.id.in_(chunk),
+                Player.deleted_ms.is_(None),
+                (SessionRow.expires_ms.is_(None)) | (SessionRow.expires_ms > now_ms),
+            )
+        )
+        found.update(rows)
+    return found
+
+
+# ---------------------------------------------------------------- sign-in failures
+
+
+async def failures_since(session: AsyncSession, name_key: str, since_ms: int) -> list[int]:
+    """The times of the name's failed sign-ins since `since_ms`, oldest first."""
+    rows = await session.scalars(
+        select(SignInFailure.at_ms)
+        .where(SignInFailure.name_key == name_key, SignInFailure.at_ms > since_ms)
+        .order_by(SignInFailure.at_ms)
+    )
+    return list(rows)
+
+
+async def add_failure(session: AsyncSession, name_key: str, now_ms: int, window_ms: int) -> None:
+    """Records a failed sign-in, and forgets those that left the window (of every name)."""
+    await session.execute(delete(SignInFailure).where(SignInFailure.at_ms <= now_ms - window_ms))
+    await session.execute(insert(SignInFailure).values(name_key=name_key, at_ms=now_ms))
+
+
+async def clear_failures(session: AsyncSession, name_key: str) -> None:
+    await session.execute(delete(SignInFailure).where(SignInFailure.name_key == name_key))
+
+
+# ---------------------------------------------------------------- OAuth codes
+
+
+@dataclass(frozen=True, slots=True)
+class CodeRecord:
+    code_hash: str
+    player_id: str
+    client_id: str
+    redirect_uri: str
+    code_challenge: str
+    scopes: str
+    expires_ms: int
+    used_ms: int | None
+    session_id: str | None
+
+
+async def insert_code(session: AsyncSession, **values: Any) -> None:
+    await session.execute(insert(OAuthCode).values(**values))
+
+
+async def code_by_hash(session: AsyncSession, code_hash: str) -> CodeRecord | None:
+    row = await session.get(OAuthCode, code_hash)
+    if row is None:
+        return None
+    return CodeRecord(
+        row.code_hash,
+        row.player_id,
+        row.client_id,
+        row.redirect_uri,
+        row.code_challenge,
+        row.scopes,
+        row.expires_ms,
+        row.used_ms,
+        row.session_id,
+    )
+
+
+async def use_code(session: AsyncSession, code_hash: str, now_ms: int, session_id: str) -> bool:
+    """Marks an unused code used by the session it made; False if it was used already (two
+    exchanges racing: one wins)."""
+    result = await session.execute(
+        update(OAuthCode)
+        .where(OAuthCode.code_hash == code_hash, OAuthCode.used_ms.is_(None))
+        .values(used_ms=now_ms, session_id=session_id)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def forget_codes(session: AsyncSession, before_ms: int) -> None:
+    """Codes that expired long enough ago that a second use no longer matters."""
+    await session.execute(delete(OAuthCode).where(OAuthCode.expires_ms < before_ms))
+
+
+async def count_sessions(session: AsyncSession, player_id: str) -> int:
+    return int(
+        await session.scalar(
+            select(func.count()).select_from(SessionRow).where(SessionRow.player_id == player_id)
+        )
+        or 0
+    )
