@@ -17,9 +17,12 @@ from schemathesis.core.result import Err
 
 from server.api.schemas import (
     BoardQueryIn,
+    DeletionIn,
     GamesQueryIn,
     NewGameIn,
     NewPlayerIn,
+    NewSessionIn,
+    PasswordIn,
     ReplayIn,
     SettingsIn,
 )
@@ -155,6 +158,9 @@ def test_query_parameters_are_those_the_server_takes(document: dict[str, Any]) -
     ("schema", "model"),
     [
         ("NewPlayer", NewPlayerIn),
+        ("NewSession", NewSessionIn),
+        ("PasswordChange", PasswordIn),
+        ("AccountDeletion", DeletionIn),
         ("SettingsPatch", SettingsIn),
         ("NewGame", NewGameIn),
         ("ReplayIn", ReplayIn),
@@ -182,7 +188,7 @@ OPTIONAL_TOKEN = [*GAME_READS, "listPlayerGames", "exportPlayerGames"]
 @pytest.mark.parametrize("operation_id", OPTIONAL_TOKEN)
 def test_reads_take_an_optional_token(document: dict[str, Any], operation_id: str) -> None:
     found = operation(document, operation_id)
-    assert found["security"] == [{}, {"bearer": []}]
+    assert found["security"] == [{}, {"bearer": []}, {"oauth2": ["read"]}]
     assert "401" in found["responses"]
     if operation_id in GAME_READS:
         assert found["responses"]["403"] == {"$ref": "#/components/responses/DailyHidden"}
