@@ -14,6 +14,7 @@ from aiohttp.test_utils import TestClient
 from server.app import create_app
 from server.keys import SESSIONS
 from server.settings import Settings
+from tests.api.boards_helpers import HOUR, NOW, TODAY, Clock, board
 from tests.api.helpers import action_body, problem, vectors
 from tests.conftest import Api, ClientFactory
 from tests.names import unique_name
@@ -469,3 +470,27 @@ async def test_erasure_ends_the_sockets_of_every_session(client: TestClient[Any,
     msg = await ws.receive(timeout=2)
     assert msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING)
     assert ws.close_code == 4401
+
+
+# ---------------------------------------------------------------- the daily board (SPEC 2.5)
+
+
+async def test_a_day_old_account_ranks_on_the_daily_board_and_a_new_one_does_not(
+    timed: TestClient[Any, Any], tapi: Api, clock: Clock
+) -> None:
+    clock.now = NOW - HOUR - 12 * HOUR  # 23:00 the day before
+    _old, old_auth = await tapi.player()
+    clock.now = NOW
+    _new, new_auth = await tapi.player()
+    games = {}
+    for who, auth in (("old", old_auth), ("new", new_auth)):
+        game = await tapi.game(auth, daily=True)
+        clock.now += 60_000
+        response = await timed.post(f"/api/v1/games/{game['id']}/abandon", headers=auth)
+        assert response.status == 200
+        games[who] = game["id"]
+    ranked = await board(timed, daily=TODAY)
+    assert [entry["game_id"] for entry in ranked["entries"]] == [games["old"]]
+    # The new account's game is practice, not refused: it is theirs to see.
+    response = await timed.get(f"/api/v1/games/{games['new']}", headers=new_auth)
+    assert response.status == 200

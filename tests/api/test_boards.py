@@ -1248,7 +1248,9 @@ async def test_the_daily_deal_without_a_test_clock_is_todays(
 async def test_daily_games_first_attempt_ranked_later_ones_practice(
     timed: TestClient[Any, Any], tapi: Api, clock: Clock, db: Db
 ) -> None:
+    clock.now -= DAY  # players made before the day began (SPEC 2.5)
     (_ana, a_auth), (_bob, b_auth) = await players(tapi, "Ana", "Bob")
+    clock.now += DAY
     daily = await tapi.get("/api/v1/daily")
     commitment_of_day = daily["deal_commitment"]
 
@@ -1313,11 +1315,13 @@ async def test_daily_games_first_attempt_ranked_later_ones_practice(
 
 
 async def test_the_first_daily_game_of_each_rule_is_ranked(
-    timed: TestClient[Any, Any], tapi: Api, db: Db
+    timed: TestClient[Any, Any], tapi: Api, db: Db, clock: Clock
 ) -> None:
     """Each rule has its own daily deal and board: playing the classic one first does not make
     the player's relaxed daily game of the same day practice."""
+    clock.now -= DAY
     (_ana, auth) = await tapi.player("Ana")
+    clock.now += DAY
     played = {}
     for rule in ("classic", "relaxed"):
         game = await tapi.game(auth, daily=True, rule=rule)

@@ -586,8 +586,10 @@ async def test_the_daily_deal_is_secret_until_its_day_ends(
     timed: TestClient[Any, Any], rows: Rows, clock: Clock
 ) -> None:
     client = timed
+    clock.now -= DAY  # players made before the day began, so that their games rank
     ana = await new_player(client, "Ana")
     bob = await new_player(client, "Bob")
+    clock.now += DAY
     today = await get_json(client, "/api/v1/daily?rule=classic")
     assert (today["date"], today["rule"], today["code"]) == (TODAY, "classic", None), today
     assert today["leaderboard"] == f"/api/v1/leaderboards?daily={TODAY}&rule=classic"

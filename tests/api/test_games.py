@@ -74,7 +74,7 @@ async def test_create_player(client: TestClient[Any, Any]) -> None:
     response = await client.post("/api/v1/players", json={"name": "Ana"})
     assert response.status == 201, await response.text()
     body = await response.json()
-    assert set(body) == {"id", "name", "token"}
+    assert set(body) == {"id", "name", "token", "session"}
     uuid.UUID(body["id"])
     assert body["name"] == "Ana"
     assert isinstance(body["token"], str) and len(body["token"]) >= 20

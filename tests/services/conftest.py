@@ -15,6 +15,7 @@ from server.services.cursors import Cursors
 from server.services.games import GameService
 from server.services.players import PlayerService
 from server.services.races.lobby import RaceService
+from server.services.sessions import SessionService
 from server.services.values import Principal
 from server.services.workers import Client
 from server.store.commits import Committer, open_committer
@@ -34,7 +35,7 @@ class Services:
 
     async def player(self, name: str) -> Principal:
         new = await self.players.create_player(name)
-        return await self.players.authenticate(new.token)
+        return await self.players.sessions.authenticate(new.token)
 
     def another_process(self, committer: Committer | None = None) -> GameService:
         """A game service with a cache of its own, as another server process has."""
@@ -59,7 +60,7 @@ async def services(database_url: str) -> AsyncIterator[Services]:
     committer = await open_committer(database_url)
     broker = LocalBroker()
     clock = Clock(NOW)
-    players = PlayerService(readers, writers, clock)
+    players = PlayerService(readers, writers, SessionService(readers, writers, clock), clock)
     games = GameService(readers, writers, committer, broker, clock)
     yield Services(engine, committer, broker, clock, players, games, database_url)
     await committer.close()
