@@ -219,9 +219,10 @@ def solver_time(kind: str, seconds: float) -> None:
 
 def rate_refused(kind: str) -> None:
     """A request, message or connection was refused by a rate budget or a cap of `kind`:
-    the budgets `address`, `player`, `anonymous` and `signup`; the caps `in_flight` (requests of
-    an address at once), `address_sockets` and `player_sockets` (open WebSockets), `costly` (a
-    client's or an address's costly requests at once) and `busy` (a full solver lane)."""
+    the budgets `address`, `player`, `anonymous`, `signup` and `signin`; the caps `in_flight`
+    (requests of an address at once), `address_sockets` and `player_sockets` (open WebSockets),
+    `costly` (a client's or an address's costly requests at once) and `busy` (a full solver
+    lane)."""
     metrics().rate_refusals.labels(kind_label(kind)).inc()
 
 

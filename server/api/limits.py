@@ -24,8 +24,12 @@ is answered after `REFUSAL_DELAY_S` (half a second), out of any count: however c
 a client sending as fast as its connections allow would otherwise take the event loop's time.
 
 Sign-ups (`POST /api/v1/players`) are charged a third budget besides: `SIGNUP_LIMIT` (20) a
-minute per address. Every message of every WebSocket connection is charged like a request, to
-its player (once authenticated) and its address (see `server/api/live/`).
+minute per address; and sign-ins (`POST /api/v1/sessions`) `SIGNIN_LIMIT` (30) a minute per
+address, right or wrong, since each costs an Argon2 hash (`server.services.passwords`): a flood
+of guesses from one address is refused before it hashes (the limit of failures per name, whatever
+the address, is the sessions service's own, `server.services.sessions`). Every message of every
+WebSocket connection is charged like a request, to its player (once authenticated) and its
+address (see `server/api/live/`).
 
 The budgets are counted by the `limits` package with its moving window: at most the budget in
 any window (a second for requests, a minute for sign-ups); `Retry-After` says when the
@@ -72,6 +76,9 @@ ADDRESS_FACTOR = 4
 """An address may send this many times a client's budget (players behind one NAT)."""
 """Sign-ups a minute per address: enough for a classroom, far below any use of the API."""
 SIGNUP_PATH = "/api/v1/players"
+SIGNIN_PATH = "/api/v1/sessions"
+SIGNIN_LIMIT = 30
+"""Sign-ins a minute from one address (each costs an Argon2 hash)."""
 LIVE_PATH = "/api/v1/live"
 REFUSAL_DELAY_S = 0.5
 """How long an HTTP request over a budget or cap waits for its 429 (out of any in-flight
@@ -169,6 +176,7 @@ class RateBudget:
             self.client_item.amount * ADDRESS_FACTOR, self.client_item.multiples
         )
         self.signup_item = RateLimitItemPerMinute(signup_limit)
+        self.signin_item = RateLimitItemPerMinute(SIGNIN_LIMIT)
         self.storage: Storage | None = None
         self.pool: ConnectionPool | None = None
         self.limiter: MovingWindowRateLimiter | None = None
@@ -241,6 +249,18 @@ class RateBudget:
             )
         return None
 
+    async def sign_in(self, address: str) -> Refusal | None:
+        if not self.on:
+            return None
+        refused = await self._hit(self.signin_item, "signin", address)
+        if refused is not None:
+            metrics.rate_refused("signin")
+            return Refusal(
+                refused,
+                f"Slow down: at most {self.signin_item.amount} sign-ins a minute from one address.",
+            )
+        return None
+
     async def _hit(self, item: RateLimitItem, kind: str, name: str) -> int | None:
         """None when `item` allows one more for (`kind`, `name`), else the seconds to wait."""
         assert self.limiter is not None
@@ -262,14 +282,17 @@ class RateBudget:
     # ------------------------------------------------------------------ middleware
 
     async def charge_request(self, request: web.Request, address: str) -> Refusal | None:
-        """Charges a request to its address's budget, its client's and (a sign-up) the
-        address's sign-ups; the refusal when one is spent."""
+        """Charges a request to its address's budget, its client's and (a sign-up or a
+        sign-in) the address's sign-ups or sign-ins; the refusal when one is spent."""
         refusal = await self.charge_address(address)
         if refusal is None:
             player = await self.player(request)
             refusal = await self.charge_client(address, player)
-        if refusal is None and request.method == "POST" and request.path == SIGNUP_PATH:
-            refusal = await self.sign_up(address)
+        if refusal is None and request.method == "POST":
+            if request.path == SIGNUP_PATH:
+                refusal = await self.sign_up(address)
+            elif request.path == SIGNIN_PATH:
+                refusal = await self.sign_in(address)
         return refusal
 
     def middleware(self) -> Middleware:

@@ -6,16 +6,19 @@ passes, one lane (`m=19456, t=2, p=1`): about 33 ms a hash or a check on one cor
 hash holds its own parameters, so they can be raised later: a password whose hash has older
 parameters is hashed again at its next sign-in (`needs_rehash`).
 
-Hashing is costly on purpose, so it runs off the event loop (argon2-cffi releases the GIL), and
-at most `HASHING_AT_ONCE` at a time in a process: a flood of sign-ins waits for its turn instead
-of taking every core from the players' moves.
+Hashing is costly on purpose, so it runs off the event loop (argon2-cffi releases the GIL), in
+one thread of a process at a lowered priority (`NICENESS`, as the solver's workers are): a flood
+of sign-ins waits for its turn, on at most one core, and the players' moves come first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import threading
 import unicodedata
-import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -24,15 +27,19 @@ from server.services.names import name_key
 
 MIN_LENGTH = 10
 MAX_LENGTH = 256
-HASHING_AT_ONCE = 1
-"""Argon2 hashes computed at once in a process (each takes one core for ~33 ms)."""
+NICENESS = 10
+"""How much lower than the server's the hashing thread's priority is (Linux: a thread's own)."""
 
 HASHER = PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1)
 
-_hashing: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-    weakref.WeakKeyDictionary()
-)
-"""The semaphore of each event loop (a server has one; the tests a loop per test)."""
+
+def _lower_priority() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
+
+
+HASHING = ThreadPoolExecutor(1, "argon2", initializer=_lower_priority)
+"""The one thread of a process that hashes: one hash at a time (each takes a core ~30 ms)."""
 
 _DUMMY: str | None = None
 
@@ -50,17 +57,8 @@ def checked_password(raw: str, name: str) -> str:
     return password
 
 
-def _semaphore() -> asyncio.Semaphore:
-    loop = asyncio.get_running_loop()
-    found = _hashing.get(loop)
-    if found is None:
-        found = _hashing[loop] = asyncio.Semaphore(HASHING_AT_ONCE)
-    return found
-
-
 async def hash_password(password: str) -> str:
-    async with _semaphore():
-        return await asyncio.to_thread(HASHER.hash, password)
+    return await asyncio.get_running_loop().run_in_executor(HASHING, HASHER.hash, password)
 
 
 def _verify(stored: str | None, password: str) -> bool:
@@ -81,8 +79,8 @@ def _verify(stored: str | None, password: str) -> bool:
 async def verify_password(stored: str | None, password: str) -> bool:
     """Whether `password` is the one of `stored` (an Argon2 hash; None: there is none, and the
     answer is False after as long a check)."""
-    async with _semaphore():
-        return await asyncio.to_thread(_verify, stored, unicodedata.normalize("NFC", password))
+    given = unicodedata.normalize("NFC", password)
+    return await asyncio.get_running_loop().run_in_executor(HASHING, _verify, stored, given)
 
 
 def needs_rehash(stored: str) -> bool:

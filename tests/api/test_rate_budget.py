@@ -17,7 +17,12 @@ import pytest
 from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient
 
-from server.api.limits import ADDRESS_FACTOR, SOCKETS_PER_ADDRESS, SOCKETS_PER_PLAYER
+from server.api.limits import (
+    ADDRESS_FACTOR,
+    SIGNIN_LIMIT,
+    SOCKETS_PER_ADDRESS,
+    SOCKETS_PER_PLAYER,
+)
 from server.app import create_app
 from server.settings import DEFAULT_SIGNUP_LIMIT, Settings
 from tests.api.helpers import Player, problem, raw
@@ -155,6 +160,38 @@ async def test_sign_ups_have_their_own_lower_limit(
     # Reading is not signing up: the address may still read.
     response = await client.get(f"/api/v1/players/{other.id}", headers=from_address("203.0.113.9"))
     assert response.status == 200, await response.text()
+
+
+async def test_sign_ins_have_their_own_limit_per_address(
+    aiohttp_client: ClientFactory, database_url: str
+) -> None:
+    """SIGNIN_LIMIT sign-ins a minute from one address, right or wrong (each costs a hash):
+    one more is refused before its password is checked; another address may still sign in."""
+    client = await rate_limited(aiohttp_client, database_url, 50.0, trust_forwarded=True)
+    password = "correct horse battery"
+    response = await client.post("/api/v1/players", json={"name": "signer", "password": password})
+    assert response.status == 201
+    for n in range(SIGNIN_LIMIT):
+        # Spread over names, so that no name reaches its own limit of failures.
+        response = await client.post(
+            "/api/v1/sessions",
+            json={"name": f"nobody{n}", "password": password},
+            headers=from_address("203.0.113.9"),
+        )
+        assert response.status == 401, await response.text()
+    response = await client.post(
+        "/api/v1/sessions",
+        json={"name": "signer", "password": password},
+        headers=from_address("203.0.113.9"),
+    )
+    await too_many(response)
+    assert 1 <= int(response.headers["Retry-After"]) <= 60
+    response = await client.post(
+        "/api/v1/sessions",
+        json={"name": "signer", "password": password},
+        headers=from_address("203.0.113.10"),
+    )
+    assert response.status == 201, await response.text()
 
 
 async def test_rate_limit_zero_turns_every_budget_off(client: TestClient[Any, Any]) -> None:
