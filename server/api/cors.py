@@ -15,7 +15,7 @@ from aiohttp import web
 
 ALLOWED_HEADERS = ("Authorization", "Content-Type", "Idempotency-Key", "Accept-Language")
 EXPOSED_HEADERS = ("Location", "Retry-After", "Link", "Content-Language", "Idempotent-Replayed")
-ALLOWED_METHODS = ("GET", "POST", "PATCH")
+ALLOWED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 CORS_MAX_AGE_S = 86400
 
 
