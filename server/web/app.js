@@ -1,8 +1,10 @@
 // The web client: a page of plain JavaScript modules on the public API and WebSocket only.
 // Views by the address's hash: #/ (play), #/play/ID, #/races, #/race/ID, #/watch (what to
-// watch), #/watch/ID, #/boards, #/me, #/player/ID, #/replay/ID.
+// watch), #/watch/ID, #/boards, #/me, #/player/ID, #/replay/ID, #/account. When the player of
+// this browser changes under a view (its session ended, and the welcome window gave another),
+// the view is drawn again.
 import { pickLanguage, setLanguage, t } from "./lib/i18n.js";
-import { player } from "./lib/session.js";
+import { PLAYER_CHANGED, player } from "./lib/session.js";
 import { el, problemText } from "./lib/ui.js";
 
 const VIEWS = [
@@ -16,6 +18,7 @@ const VIEWS = [
   [/^\/watch$/, "./views/watch-list.js", () => ({})],
   [/^\/races$/, "./views/races.js", () => ({})],
   [/^\/race\/([\w-]+)$/, "./views/race.js", (m) => ({ id: m[1] })],
+  [/^\/account$/, "./views/account.js", () => ({})],
 ];
 
 let leave = null;
@@ -80,6 +83,7 @@ function start() {
     document.getElementById("view").focus();
   });
   window.addEventListener("hashchange", route);
+  window.addEventListener(PLAYER_CHANGED, route);
   route();
 }
 

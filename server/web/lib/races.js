@@ -8,6 +8,7 @@
 import { get, query } from "./api.js";
 import { formatDate, formatTime } from "./format.js";
 import { define, language, t } from "./i18n.js";
+import { playerName } from "./players.js";
 import { player } from "./session.js";
 import { el, problemText } from "./ui.js";
 
@@ -123,7 +124,7 @@ function when(race) {
   if (race.status === "open") return t("races.created", { date: formatDate(race.created_at) });
   if (race.status === "finished") {
     const first = (race.standings || []).filter((entry) => entry.place === 1)
-      .map((entry) => entry.player.name);
+      .map((entry) => playerName(entry.player));
     const ended = t("races.ended", { date: formatDate(race.ended_at) });
     return first.length ? `${t("races.wonBy", { names: first.join(", ") })} · ${ended}` : ended;
   }
@@ -139,7 +140,7 @@ function when(race) {
 export function raceItem(race, { join = null } = {}) {
   const me = player();
   const seated = Boolean(me && race.players.some((p) => p.id === me.id));
-  const name = race.creator ? race.creator.name : "—";
+  const name = playerName(race.creator);
   const open = race.status === "open";
   const canJoin = join && open && !seated && race.players.length < race.seats;
   const facts = [
@@ -158,7 +159,7 @@ export function raceItem(race, { join = null } = {}) {
         "aria-label": t("races.join.label", { name }), text: t("races.join"),
         onclick: () => join(race) }) : null,
       seated && open ? el("span", { class: "seated", text: t("races.seated") }) : null),
-    el("p", { class: "race-names" }, race.players.map((p) => p.name).join(", ")),
+    el("p", { class: "race-names" }, race.players.map(playerName).join(", ")),
     el("p", { class: "race-facts", text: facts.join(" · ") }));
 }
 

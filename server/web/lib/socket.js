@@ -7,8 +7,14 @@
 // The page that uses it says what each turn means to its reader through `state(name, seconds)`:
 // "connecting" (the first time), "reconnecting" (with `seconds` null while connecting again, or
 // the pause before the next try), "ended" (the connection closed and nothing more will come).
+//
+// A connection signed in (`auth`) that the server closes with 4401 ("session ended": signed
+// out, revoked elsewhere, the account deleted) ends this browser's session (lib/session.js):
+// its token is forgotten and the welcome window asks again.
+import { sessionEnded } from "./session.js";
 
 const PROTOCOL = "solitaire.v1";
+const SESSION_ENDED = 4401;
 const MAX_BACKOFF_MS = 10000;
 
 export class LiveSocket {
@@ -70,7 +76,8 @@ export class LiveSocket {
       }
       message(parsed);
     });
-    ws.addEventListener("close", () => {
+    ws.addEventListener("close", (event) => {
+      if (event.code === SESSION_ENDED && ws.signedInWith) sessionEnded(ws.signedInWith);
       if (ws !== this.socket || !this.live) return;
       this.socket = null;
       if (finished()) {
@@ -86,7 +93,10 @@ export class LiveSocket {
 
   send(message) {
     const ws = this.socket;
-    if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+    if (ws && ws.readyState === WebSocket.OPEN) {
+      if (message.type === "auth") ws.signedInWith = message.token; // whose session it is
+      ws.send(JSON.stringify(message));
+    }
   }
 
   // The server confirmed a watch: the next drop starts the pause afresh.

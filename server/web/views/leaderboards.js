@@ -9,6 +9,7 @@ import { get, query } from "../lib/api.js";
 import { CODE_MAX_LENGTH, CODE_PATTERN, codeOrHidden, sha256Hex } from "../lib/deal.js";
 import { formatDate, formatRating, formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
+import { playerLink } from "../lib/players.js";
 import { player } from "../lib/session.js";
 import { el, problemText } from "../lib/ui.js";
 
@@ -301,12 +302,10 @@ export async function mount(root) {
 
   // A player on the race board: the ordinal (mu − 3 sigma) ranks.
   function ratingRow(entry) {
-    const name = entry.player ? entry.player.name : "—";
     const number = (value) => formatRating(value);
     return el("tr", { "data-player": entry.player ? entry.player.id : null },
       el("td", { class: "col-rank", "data-label": t("boards.rank"), text: String(entry.rank) }),
-      el("th", { scope: "row", class: "col-player" },
-        entry.player ? el("a", { href: `#/player/${entry.player.id}`, text: name }) : name),
+      el("th", { scope: "row", class: "col-player" }, playerLink(entry.player)),
       el("td", { class: "col-ordinal num", "data-label": t("boards.ordinal"),
         text: number(entry.ordinal) }),
       el("td", { class: "col-mu num", "data-label": t("boards.mu"), text: number(entry.mu) }),
@@ -318,13 +317,11 @@ export async function mount(root) {
 
   // Today's daily board: until the day ends (UTC) only a game's own player may see it.
   function row(entry, today) {
-    const name = entry.player ? entry.player.name : "—";
     const me = player();
     const hidden = today && !(me && entry.player && entry.player.id === me.id);
     return el("tr", { "data-game": entry.game_id, "data-status": entry.status },
       el("td", { class: "col-rank", "data-label": t("boards.rank"), text: String(entry.rank) }),
-      el("th", { scope: "row", class: "col-player" },
-        entry.player ? el("a", { href: `#/player/${entry.player.id}`, text: name }) : name),
+      el("th", { scope: "row", class: "col-player" }, playerLink(entry.player)),
       el("td", { class: "col-ranked num", "data-label": t("boards.ranked"),
         text: entry.ranked_score === null || entry.ranked_score === undefined
           ? "—" : String(entry.ranked_score) }),

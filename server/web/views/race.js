@@ -15,6 +15,7 @@ import { get, post } from "../lib/api.js";
 import { sha256Hex } from "../lib/deal.js";
 import { formatDate, formatRating, formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
+import { playerLink, playerName } from "../lib/players.js";
 import { refusalText } from "../lib/races.js";
 import { ensurePlayer, player } from "../lib/session.js";
 import { LiveSocket } from "../lib/socket.js";
@@ -370,7 +371,7 @@ export async function mount(root, params) {
   // --- drawing ---------------------------------------------------------------------------------
 
   function drawInfo() {
-    const name = race.creator ? race.creator.name : "—";
+    const name = playerName(race.creator);
     title.textContent = t("race.heading", { name, rule: t(`rule.${race.rule}`) });
     document.title = `${title.textContent} — ${t("brand")}`;
     const value = (id) => info.querySelector(`#${id}`);
@@ -404,10 +405,10 @@ export async function mount(root, params) {
     const seated = Boolean(mine());
     playersList.replaceChildren(...race.players.map((p) => {
       const marks = [];
-      if (race.creator && p.id === race.creator.id) marks.push(t("race.creator"));
+      if (p.id && race.creator && p.id === race.creator.id) marks.push(t("race.creator"));
       if (me && p.id === me.id) marks.push(t("race.you"));
       return el("li", { "data-player": p.id },
-        el("a", { href: `#/player/${p.id}`, text: p.name }),
+        playerLink(p),
         marks.length ? el("span", { class: "marks", text: ` (${marks.join(", ")})` }) : null);
     }));
     const full = race.players.length >= race.seats;
@@ -438,7 +439,7 @@ export async function mount(root, params) {
 
   function standingRow(entry, columns, me) {
     const you = Boolean(me && entry.player.id === me.id);
-    const name = entry.player.name;
+    const name = playerName(entry.player);
     const timedOut = entry.status === "abandoned" && entry.finished_at && race.starts_at
       && Date.parse(entry.finished_at) >= deadlineMs();
     const status = timedOut ? t("race.timedOut") : t(`status.${entry.status}`);
@@ -446,7 +447,7 @@ export async function mount(root, params) {
       place: el("td", { class: "col-place num", "data-label": t("race.place"),
         text: String(entry.place) }),
       player: el("th", { scope: "row", class: "col-player" },
-        el("a", { href: `#/player/${entry.player.id}`, text: name }),
+        playerLink(entry.player),
         you ? el("span", { class: "marks", text: ` (${t("race.you")})` }) : null),
       status: el("td", { class: `col-status status-${entry.status}`,
         "data-label": t("race.status"), text: status }),
@@ -460,7 +461,7 @@ export async function mount(root, params) {
         "data-elapsed": String(entry.elapsed_ms), "data-active": entry.status === "active"
           ? "true" : "false", text: formatTime(entry.elapsed_ms) }),
       rating: ratingCell(entry),
-      replay: el("td", { class: "col-replay" }, race.games[entry.player.id]
+      replay: el("td", { class: "col-replay" }, entry.player.id && race.games[entry.player.id]
         ? el("a", { href: `#/replay/${race.games[entry.player.id]}`, class: "replay-link",
           "aria-label": t("race.replay.label", { name }), text: t("race.replay") })
         : "—"),
@@ -552,7 +553,7 @@ export async function mount(root, params) {
         if (playView) playView.raceChanged({ ended: true });
       }
     } else if (before && race.status === "open" && race.players.length > before.players.length) {
-      say(t("race.say.joined", { name: race.players.at(-1).name }));
+      say(t("race.say.joined", { name: playerName(race.players.at(-1)) }));
     }
     if (over() && socket.connected) {
       // nothing more will happen to this race

@@ -8,6 +8,7 @@ import { moveText } from "../lib/cards.js";
 import { codeOrHidden, sha256Hex } from "../lib/deal.js";
 import { formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
+import { playerLink, playerName } from "../lib/players.js";
 import { buildPositions, visible } from "../lib/positions.js";
 import { el, problemText } from "../lib/ui.js";
 
@@ -148,13 +149,12 @@ export async function mount(root, params) {
     return null;
   }
 
-  const name = doc.player ? doc.player.name : "—";
+  const name = playerName(doc.player);
   document.title = `${t("replay.title.of", { name, code: codeOrHidden(doc.code) })} — ${
     t("brand")}`;
   const result = doc.result || {};
   const header = el("dl", { class: "replay-info" },
-    info(t("replay.player"), doc.player
-      ? el("a", { href: `#/player/${doc.player.id}`, text: name }) : name, "replay-player"),
+    info(t("replay.player"), playerLink(doc.player), "replay-player"),
     info(t("replay.code"), codeOrHidden(doc.code), "replay-code"),
     info(t("replay.rule"), t(`rule.${doc.rule}`), "replay-rule"),
     info(t("replay.result"), t("replay.result.text", {

@@ -8,6 +8,7 @@ import { moveText } from "../lib/cards.js";
 import { codeText } from "../lib/deal.js";
 import { formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
+import { playerLink, playerName } from "../lib/players.js";
 import { player } from "../lib/session.js";
 import { LiveSocket } from "../lib/socket.js";
 import { el } from "../lib/ui.js";
@@ -172,11 +173,10 @@ export function mount(root, params) {
   function show(next) {
     game = next;
     arrived = performance.now();
-    const name = game.player ? game.player.name : "—";
+    const name = playerName(game.player);
     title.textContent = t("watch.title.of", { name });
     document.title = `${t("watch.title.of", { name })} — ${t("brand")}`;
-    fields.player.value.replaceChildren(game.player
-      ? el("a", { href: `#/player/${game.player.id}`, text: name }) : name);
+    fields.player.value.replaceChildren(playerLink(game.player));
     fields.code.value.textContent = codeText(game); // hidden while the deal is secret
     fields.code.value.dataset.hidden = game.code ? "false" : "true";
     fields.rule.value.textContent = t(`rule.${game.rule}`);

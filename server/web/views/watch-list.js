@@ -5,6 +5,7 @@
 import { get, query } from "../lib/api.js";
 import { formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
+import { playerName } from "../lib/players.js";
 import { raceList } from "../lib/races.js";
 import { el, problemText } from "../lib/ui.js";
 
@@ -53,7 +54,7 @@ define({
 const REFRESH_MS = 8000;
 
 function gameItem(game) {
-  const name = game.player ? game.player.name : "—";
+  const name = playerName(game.player);
   return el("li", { class: "race-item live-game", "data-game": game.id },
     el("div", { class: "race-item-head" },
       el("a", { href: `#/watch/${game.id}`, class: "watch-game",
