@@ -101,10 +101,21 @@ def test_every_screen_passes_an_accessibility_audit(
         (f"#/race/{won['finished_race']}", '#race-standings[data-final="true"] .col-rating'),
         ("#/watch", ".view-live #live-races-running-list"),
         ("#/boards?by=rating", '#boards-table[data-board="races"] tbody tr'),
+        ("#/account", "#account-sessions tbody tr"),
     ]:
         page.goto(web_server.url("/" + screen))
         page.wait_for_selector(f'#view[aria-busy="false"] {ready}')
         audit(page, screen)
+    # the account's questions: deleting it, signing a guest out (both cancelled)
+    for opener, box in [
+        ("#account-delete", "#account-delete-dialog"),
+        ("#account-sign-out", "#account-sign-out-confirm"),
+    ]:
+        page.click(opener)
+        page.wait_for_selector(f"{box}[open]")
+        audit(page, box)
+        page.keyboard.press("Escape")
+        page.wait_for_selector(box, state="detached")
 
 
 def test_the_welcome_window_passes_an_accessibility_audit(
@@ -113,3 +124,16 @@ def test_the_welcome_window_passes_an_accessibility_audit(
     page.goto(web_server.url("/"))
     page.wait_for_selector("#welcome[open] #player-name")
     audit(page, "welcome")
+    page.click("#welcome-sign-in")
+    page.wait_for_selector("#welcome[open] #sign-in-password")
+    audit(page, "welcome, signing in")
+
+
+@pytest.mark.parametrize("language", ["en", "he"])
+def test_the_account_view_without_a_player_passes_an_accessibility_audit(
+    page: Page, web_server: WebServer, language: str
+) -> None:
+    page.add_init_script(f"localStorage.setItem('solitaire.language', '{language}');")
+    page.goto(web_server.url("/#/account"))
+    page.wait_for_selector('#view[aria-busy="false"] #account-none')
+    audit(page, "account, nobody signed in")
