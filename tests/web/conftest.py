@@ -29,6 +29,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -166,6 +167,8 @@ class WebServer:
     """A running `python -m server`; its output is read all along, so the pipe never fills."""
 
     process: ServerProcess
+    database: Path | None = None
+    """The server's SQLite file (for a test that must set up what no client can)."""
     log: list[str] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -239,7 +242,8 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
             "200",
             "--signup-limit",
             "600",
-        )
+        ),
+        folder / "web.db",
     )
     try:
         server.wait_ready()
