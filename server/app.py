@@ -16,6 +16,7 @@ from server.api import (
     health,
     leaderboards,
     live,
+    oauth,
     players,
     races,
     replays,
@@ -26,6 +27,7 @@ from server.api.cors import setup_cors
 from server.api.limits import RateBudget
 from server.api.problems import problem_middleware
 from server.keys import (
+    APPS,
     BOARDS,
     BROKER,
     BUDGET,
@@ -39,6 +41,7 @@ from server.keys import (
     SOLVER,
 )
 from server.live import make_broker
+from server.services.apps import AppService
 from server.services.cursors import Cursors
 from server.services.deals import SolverService, load_deal_secret
 from server.services.games import GameService
@@ -51,6 +54,7 @@ from server.services.values import Clock, wall_clock_ms
 from server.settings import Settings
 from server.store.commits import open_committer
 from server.store.db import make_engine, migrate_async, sessionmakers, snapshot_sessions
+from server.store.sessions import TokenReader
 
 
 async def database(app: web.Application) -> AsyncIterator[None]:
@@ -66,7 +70,9 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     await broker.start()
     app[ENGINE] = engine
     app[BROKER] = broker
-    app[SESSIONS] = SessionService(readers, writers, clock)
+    tokens = await TokenReader.open(settings.database_url)
+    app[SESSIONS] = SessionService(readers, writers, clock, tokens)
+    app[APPS] = AppService(readers, writers, app[SESSIONS], clock)
     app[PLAYERS] = PlayerService(readers, writers, app[SESSIONS], clock)
     app[SERVICE] = GameService(readers, writers, committer, broker, clock)
     cursors = Cursors(await load_server_secret(writers, CURSOR_SECRET))
@@ -91,6 +97,7 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     app[SOLVER].close()
     await broker.close()
     await committer.close()
+    await tokens.close()
     await engine.dispose()
 
 
@@ -128,6 +135,7 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
         replays,
         leaderboards,
         races,
+        oauth,
         client,
     ):
         app.router.add_routes(module.routes)

@@ -13,6 +13,7 @@ from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.live.broker import Broker
+from server.services.apps import AppService
 from server.services.deals import SolverService
 from server.services.games import GameService
 from server.services.leaderboards import BoardService
@@ -34,6 +35,7 @@ ENGINE = web.AppKey("engine", AsyncEngine)
 SERVICE = web.AppKey("service", GameService)
 PLAYERS = web.AppKey("players", PlayerService)
 SESSIONS = web.AppKey("sessions", SessionService)
+APPS = web.AppKey("apps", AppService)
 BROKER = web.AppKey("broker", Broker)
 BOARDS = web.AppKey("boards", BoardService)
 SOLVER = web.AppKey("solver", SolverService)

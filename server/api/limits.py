@@ -24,12 +24,12 @@ is answered after `REFUSAL_DELAY_S` (half a second), out of any count: however c
 a client sending as fast as its connections allow would otherwise take the event loop's time.
 
 Sign-ups (`POST /api/v1/players`) are charged a third budget besides: `SIGNUP_LIMIT` (20) a
-minute per address; and sign-ins (`POST /api/v1/sessions`) `SIGNIN_LIMIT` (30) a minute per
-address, right or wrong, since each costs an Argon2 hash (`server.services.passwords`): a flood
-of guesses from one address is refused before it hashes (the limit of failures per name, whatever
-the address, is the sessions service's own, `server.services.sessions`). Every message of every
-WebSocket connection is charged like a request, to its player (once authenticated) and its
-address (see `server/api/live/`).
+minute per address; and sign-ins (`POST /api/v1/sessions`, and the OAuth consent page's form)
+`SIGNIN_LIMIT` (30) a minute per address, right or wrong, since each costs an Argon2 hash
+(`server.services.passwords`): a flood of guesses from one address is refused before it hashes
+(the limit of failures per name, whatever the address, is the sessions service's own,
+`server.services.sessions`). Every message of every WebSocket connection is charged like a
+request, to its player (once authenticated) and its address (see `server/api/live/`).
 
 The budgets are counted by the `limits` package with its moving window: at most the budget in
 any window (a second for requests, a minute for sign-ups); `Retry-After` says when the
@@ -76,7 +76,8 @@ ADDRESS_FACTOR = 4
 """An address may send this many times a client's budget (players behind one NAT)."""
 """Sign-ups a minute per address: enough for a classroom, far below any use of the API."""
 SIGNUP_PATH = "/api/v1/players"
-SIGNIN_PATH = "/api/v1/sessions"
+SIGNIN_PATHS = frozenset({"/api/v1/sessions", "/oauth/authorize"})
+"""Where a password is checked: a sign-in, and the OAuth consent page's form."""
 SIGNIN_LIMIT = 30
 """Sign-ins a minute from one address (each costs an Argon2 hash)."""
 LIVE_PATH = "/api/v1/live"
@@ -291,7 +292,7 @@ class RateBudget:
         if refusal is None and request.method == "POST":
             if request.path == SIGNUP_PATH:
                 refusal = await self.sign_up(address)
-            elif request.path == SIGNIN_PATH:
+            elif request.path in SIGNIN_PATHS:
                 refusal = await self.sign_in(address)
         return refusal
 

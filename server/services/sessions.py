@@ -44,7 +44,7 @@ from server.services.passwords import hash_password, needs_rehash, verify_passwo
 from server.services.values import Clock, Principal, is_printable_ascii, wall_clock_ms
 from server.store import players as player_rows
 from server.store import sessions as session_rows
-from server.store.sessions import SessionRecord
+from server.store.sessions import SessionRecord, TokenReader
 
 SCOPES = ("play", "race", "account", "read")
 """Every scope, in the order they are listed (SPEC 2.2)."""
@@ -127,10 +127,14 @@ class SessionService:
         readers: async_sessionmaker[AsyncSession],
         writers: async_sessionmaker[AsyncSession],
         clock: Clock = wall_clock_ms,
+        tokens: TokenReader | None = None,
     ) -> None:
         self.readers = readers
         self.writers = writers
         self.clock = clock
+        self.tokens = tokens
+        """The token read on the driver itself (`server.store.sessions.TokenReader`); without
+        one, through SQLAlchemy."""
         self._unknown: OrderedDict[str, None] = OrderedDict()
         """Hashes of tokens looked up and found to be no session's."""
         self.ended: list[Callable[[set[str]], None]] = []
@@ -220,8 +224,11 @@ class SessionService:
         if token_hash in self._unknown:
             raise Unauthorized("The bearer token is not valid.")
         now = self.clock()
-        async with self.readers.begin() as session:
-            holder = await session_rows.holder_of(session, token_hash, now)
+        if self.tokens is not None:
+            holder = await self.tokens.holder(token_hash, now)
+        else:
+            async with self.readers.begin() as session:
+                holder = await session_rows.holder_of(session, token_hash, now)
         if holder is None:
             self._unknown[token_hash] = None
             if len(self._unknown) > REMEMBERED:
