@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import html
 import math
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -39,10 +39,12 @@ from server.services.apps import (
     AppService,
     Consent,
     Credentials,
+    Pairs,
     Password,
     Redirect,
     Refused,
     StoredSession,
+    TokenAnswer,
 )
 from server.services.errors import InvalidCredentials, MissingScope, TooManySignIns, Unauthorized
 from server.services.sessions import SCOPES
@@ -562,8 +564,10 @@ def _decided(lang: str, result: Consent | Redirect | Refused) -> web.Response:
     return consent_page(lang, result)  # (not reached: a decision redirects or is refused)
 
 
-@routes.post("/oauth/token")
-async def oauth_token(request: web.Request) -> web.Response:
+async def _form_endpoint(
+    request: web.Request, answer_of: Callable[[Pairs, str], Awaitable[TokenAnswer]]
+) -> web.Response:
+    """A form endpoint of RFC 6749 / 7009: metered, the form read, answered in JSON."""
     refusal = await _metered(request)
     if refusal is not None:
         return _refused_json(refusal)
@@ -571,21 +575,18 @@ async def oauth_token(request: web.Request) -> web.Response:
         pairs = await read_form(request)
     except FormError as error:
         return _oauth_error(error.status, "invalid_request", error.description)
-    answer = await apps(request).exchange(pairs, request.query_string)
+    answer = await answer_of(pairs, request.query_string)
     return _json(answer.body, answer.status, {**CORS, **NO_STORE})
+
+
+@routes.post("/oauth/token")
+async def oauth_token(request: web.Request) -> web.Response:
+    return await _form_endpoint(request, apps(request).exchange)
 
 
 @routes.post("/oauth/revoke")
 async def oauth_revoke(request: web.Request) -> web.Response:
-    refusal = await _metered(request)
-    if refusal is not None:
-        return _refused_json(refusal)
-    try:
-        pairs = await read_form(request)
-    except FormError as error:
-        return _oauth_error(error.status, "invalid_request", error.description)
-    answer = await apps(request).revoke(pairs, request.query_string)
-    return _json(answer.body, answer.status, {**CORS, **NO_STORE})
+    return await _form_endpoint(request, apps(request).revoke)
 
 
 @routes.get("/.well-known/oauth-authorization-server")

@@ -84,10 +84,7 @@ class PlayerService:
                     name_key=name_key(name),
                     password_hash=password_hash,
                     created_ms=self.clock(),
-                    double_click=True,
-                    placement_help=True,
-                    interactive_rules=True,
-                    auto_placement=False,
+                    **player_rows.DEFAULT_SETTINGS,
                 )
                 token, record = await self.sessions.add(session, player_id, label or "sign-up")
         except IntegrityError:

@@ -9,6 +9,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.store.models import GameRow, OAuthCode, Player, Rating, SessionRow
 
+DEFAULT_SETTINGS = {
+    "double_click": True,
+    "placement_help": True,
+    "interactive_rules": True,
+    "auto_placement": False,
+}
+"""A new player's play settings (SPEC 1.7), and an erased player's."""
+
 ERASED_NAME = ""
 """The name of an erased player: no name (SPEC 2.2.2; no name accepted is empty)."""
 
@@ -43,10 +51,7 @@ async def erase_player(session: AsyncSession, player_id: str, now_ms: int) -> li
             name_key=None,
             password_hash=None,
             deleted_ms=now_ms,
-            double_click=True,
-            placement_help=True,
-            interactive_rules=True,
-            auto_placement=False,
+            **DEFAULT_SETTINGS,
         )
     )
     ended = list(

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -152,10 +152,6 @@ async def add_failure(session: AsyncSession, name_key: str, now_ms: int, window_
     await session.execute(insert(SignInFailure).values(name_key=name_key, at_ms=now_ms))
 
 
-async def clear_failures(session: AsyncSession, name_key: str) -> None:
-    await session.execute(delete(SignInFailure).where(SignInFailure.name_key == name_key))
-
-
 # ---------------------------------------------------------------- OAuth codes
 
 
@@ -207,15 +203,6 @@ async def use_code(session: AsyncSession, code_hash: str, now_ms: int, session_i
 async def forget_codes(session: AsyncSession, before_ms: int) -> None:
     """Codes that expired long enough ago that a second use no longer matters."""
     await session.execute(delete(OAuthCode).where(OAuthCode.expires_ms < before_ms))
-
-
-async def count_sessions(session: AsyncSession, player_id: str) -> int:
-    return int(
-        await session.scalar(
-            select(func.count()).select_from(SessionRow).where(SessionRow.player_id == player_id)
-        )
-        or 0
-    )
 
 
 # ---------------------------------------------------------------- who a token is, on the driver
