@@ -24,7 +24,7 @@ from server.api import (
 from server.api import monitoring as api_metrics
 from server.api import pages as client
 from server.api.cors import setup_cors
-from server.api.limits import RateBudget
+from server.api.limits import RateBudget, send_rate_headers
 from server.api.problems import problem_middleware
 from server.keys import (
     APPS,
@@ -122,6 +122,7 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
     app[SETTINGS] = settings
     app[CLOCK] = clock
     app[BUDGET] = budget
+    app.on_response_prepare.append(send_rate_headers)  # RateLimit-Policy, RateLimit
     app.cleanup_ctx.append(rate_budget)
     app.cleanup_ctx.append(database)
     api_metrics.setup(app)  # after `database`: it follows the engine's pool

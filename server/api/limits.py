@@ -40,6 +40,23 @@ requests are let through (and a warning logged at most once a minute): the rate 
 the server, it is not worth refusing every player for. `RATE_LIMIT=0` turns every budget and
 cap off.
 
+**Rate-limit headers** (SPEC 2.7; draft-ietf-httpapi-ratelimit-headers, structured fields).
+Every answer to a charged request (every `/api/` answer, a WebSocket's handshake, the OAuth
+forms') names the budgets that charged it in `RateLimit-Policy`, in the order they were
+charged: `"address";q=200;w=1, "player";q=50;w=1` (`anonymous` instead of `player` for a
+request without a real player's token; `signup` and `signin` besides for sign-ups and
+sign-ins; a refused request names the budgets up to the one that refused it). `RateLimit` gives
+the state of the budget nearest to its end, the one with the fewest requests left (of two with
+as few, the one that frees up later): `"player";r=37;t=1`, `r` the requests it still allows,
+`t` the seconds until the oldest request of its window leaves it (so that `r` grows again):
+on a `429`, `r=0` and `t` is the `Retry-After`. The figures are read from the `limits` storage
+(`get_window_stats`) right after the request is charged, one read per budget: a client that
+paces itself by `r` is refused exactly when `r` was `0` (in one process, or with Redis in every
+one). A refusal by the in-flight cap charges no budget: it names that cap as
+`"in-flight";q=16;qu="concurrent-requests"` with `r=0;t=1`. When the storage cannot be reached
+the request goes through with `RateLimit-Policy` alone (what remains is not known), and with
+`RATE_LIMIT=0` nothing is counted and no header is sent.
+
 **Open WebSockets** are capped per process: `SOCKETS_PER_PLAYER` (8) per player and
 `SOCKETS_PER_ADDRESS` (32) per address. A socket over a cap is closed at once with `1008` and a
 reason. (Counting sockets across processes would need a lease that expires when a process dies
@@ -63,6 +80,7 @@ from limits import RateLimitItem, RateLimitItemPerMinute, RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.errors import StorageError
+from limits.util import WindowStats
 from redis.asyncio import ConnectionPool
 
 from server import metrics
@@ -97,6 +115,61 @@ STORAGE_WARNING_S = 60.0
 STORAGE_RETRY_S = 5.0
 """After the storage failed, requests are let through without asking it for this long."""
 REDIS_TIMEOUT_S = 0.5
+
+
+POLICY_HEADER = "RateLimit-Policy"
+STATE_HEADER = "RateLimit"
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One budget that charged a request, as the rate-limit headers name it: `quota` requests
+    (`q`) every `seconds` (`w`; None for a cap of requests at once, `qu="concurrent-requests"`),
+    `remaining` (`r`) and `reset` (`t`, seconds until the oldest request of the window leaves
+    it); None when the storage could not say."""
+
+    name: str
+    quota: int
+    seconds: int | None
+    remaining: int | None = None
+    reset: int | None = None
+
+    def policy(self) -> str:
+        if self.seconds is None:
+            return f'"{self.name}";q={self.quota};qu="concurrent-requests"'
+        return f'"{self.name}";q={self.quota};w={self.seconds}'
+
+
+def rate_headers(windows: list[Window]) -> dict[str, str]:
+    """`RateLimit-Policy` for every budget of `windows`, and `RateLimit` for the one nearest to
+    its end (fewest left; then the one that frees up later), when any is known."""
+    headers = {POLICY_HEADER: ", ".join(window.policy() for window in windows)}
+    known = [window for window in windows if window.remaining is not None]
+    if known:
+        nearest = min(known, key=lambda window: (window.remaining, -(window.reset or 0)))
+        headers[STATE_HEADER] = f'"{nearest.name}";r={nearest.remaining};t={nearest.reset}'
+    return headers
+
+
+RATE_WINDOWS = web.RequestKey("rate_windows", list[Window])
+"""The budgets that charged a request, kept for its answer's headers (`send_rate_headers`)."""
+IN_FLIGHT_WINDOW = Window("in-flight", IN_FLIGHT_PER_ADDRESS, None, 0, 1)
+
+
+async def send_rate_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """Every answer to a charged request (a WebSocket's handshake, a stream, a problem and a
+    `304` too) carries the rate-limit headers of its budgets. An answer that brings its own (the
+    costly-work cap's `429`, `server.services.workers`) keeps its `RateLimit`: its policy is
+    listed after the budgets'."""
+    windows = request.get(RATE_WINDOWS)
+    if not windows:
+        return
+    headers = rate_headers(windows)
+    own = response.headers.get(POLICY_HEADER)
+    if own is not None:
+        headers[POLICY_HEADER] += ", " + own
+        headers.pop(STATE_HEADER, None)
+    response.headers.update(headers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,10 +301,16 @@ class RateBudget:
             )
         return None
 
+    @staticmethod
+    def client_of(address: str, player: str | None) -> tuple[str, str]:
+        """The client's budget: (its kind, its name): the player, else the address's anonymous
+        requests."""
+        return ("player", player) if player is not None else ("anonymous", address)
+
     async def charge_client(self, address: str, player: str | None) -> Refusal | None:
         if not self.on:
             return None
-        kind, name = ("player", player) if player is not None else ("anonymous", address)
+        kind, name = self.client_of(address, player)
         refused = await self._hit(self.client_item, kind, name)
         if refused is not None:
             metrics.rate_refused(kind)
@@ -280,20 +359,49 @@ class RateBudget:
             return None
         return max(1, math.ceil(stats.reset_time - time.time()))
 
+    async def _window(self, item: RateLimitItem, kind: str, name: str) -> Window:
+        """What remains of (`kind`, `name`)'s `item` and when its oldest request leaves it (both
+        None when the storage cannot say)."""
+        assert self.limiter is not None
+        stats: WindowStats | None = None
+        if time.monotonic() >= self._down_until:
+            try:
+                stats = await self.limiter.get_window_stats(item, kind, name)
+            except StorageError:
+                self._down_until = time.monotonic() + STORAGE_RETRY_S
+        window = Window(kind, item.amount, item.get_expiry())
+        if stats is None:
+            return window
+        reset = max(0, math.ceil(stats.reset_time - time.time()))
+        return Window(kind, item.amount, item.get_expiry(), max(0, stats.remaining), reset)
+
     # ------------------------------------------------------------------ middleware
 
     async def charge_request(self, request: web.Request, address: str) -> Refusal | None:
         """Charges a request to its address's budget, its client's and (a sign-up or a
-        sign-in) the address's sign-ups or sign-ins; the refusal when one is spent."""
+        sign-in) the address's sign-ups or sign-ins; the refusal when one is spent. The budgets
+        charged are kept on the request (`RATE_WINDOWS`) for the rate-limit headers of its
+        answer: the one that refused with `r=0` and its `Retry-After`, the others as the storage
+        has them now."""
+        charged: list[tuple[RateLimitItem, str, str]] = [(self.address_item, "address", address)]
         refusal = await self.charge_address(address)
         if refusal is None:
             player = await self.player(request)
+            charged.append((self.client_item, *self.client_of(address, player)))
             refusal = await self.charge_client(address, player)
         if refusal is None and request.method == "POST":
             if request.path == SIGNUP_PATH:
+                charged.append((self.signup_item, "signup", address))
                 refusal = await self.sign_up(address)
             elif request.path in SIGNIN_PATHS:
+                charged.append((self.signin_item, "signin", address))
                 refusal = await self.sign_in(address)
+        if refusal is not None:
+            item, kind, _ = charged.pop()
+        windows = [await self._window(*budget) for budget in charged]
+        if refusal is not None:
+            windows.append(Window(kind, item.amount, item.get_expiry(), 0, refusal.retry_after))
+        request[RATE_WINDOWS] = windows
         return refusal
 
     def middleware(self) -> Middleware:
@@ -302,7 +410,9 @@ class RateBudget:
             if not self.on or not request.path.startswith("/api/"):
                 return await handler(request)
             address = self.address(request)
-            if request.path == LIVE_PATH:  # a WebSocket session: charged, not held in flight
+            # A WebSocket session or a stream of server-sent events (`/api/v1/me/events`,
+            # `/api/v1/games/{id}/events`): charged, not held in flight.
+            if request.path == LIVE_PATH or request.path.endswith("/events"):
                 refusal = await self.charge_request(request, address)
                 if refusal is None:
                     return await handler(request)
@@ -310,6 +420,7 @@ class RateBudget:
             held = self.in_flight.get(address, 0)
             if held >= IN_FLIGHT_PER_ADDRESS:
                 metrics.rate_refused("in_flight")
+                request[RATE_WINDOWS] = [IN_FLIGHT_WINDOW]
                 return await Refusal(
                     1, f"At most {IN_FLIGHT_PER_ADDRESS} requests of one address at a time."
                 ).slow_response()

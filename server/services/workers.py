@@ -12,8 +12,16 @@ Anonymous work never shares a worker with a player's hint, so a flood of verdict
 the players. A lane holds at most `workers + queue` jobs, running or waiting; one more is refused
 at once with `503` and `Retry-After` (`WorkBusy`). A client (its player, else its address) has one
 costly request in flight at a time in a process, over both lanes, and an address at most
-`PER_ADDRESS` whatever players it signed up; one more at the same time is refused with `429`
-(`OneAtATime`). Every job is bounded by its own node or action budget, sized to
+`PER_ADDRESS` (4) whatever players it signed up; one more at the same time is refused with `429`
+(`OneAtATime`, `Retry-After: 1`, and the rate-limit headers of the cap that refused: `"costly"`
+or `"costly-address"`, `qu="concurrent-requests"`, `r=0`).
+
+The cap per address is kept, and raised from 2 to 4 (issue 20: players behind one NAT blocked
+each other's hints). One per player is not enough alone: sign-ups are cheap (20 a minute per
+address), so an address with nine players could fill a lane (1 worker + 8 waiting) and every
+other client would get `503`. Four is the share the rate budgets give an address (4 times a
+client's): a household or a classroom behind one NAT has four hints at once, and no address
+holds half of a lane's room. Every job is bounded by its own node or action budget, sized to
 end well within `JOB_SECONDS` on a slow core; a caller waits at most its own time limit, and a job
 it gave up on still finishes in its worker (a deal's search is followed to its end and its verdict
 stored, so the same request is then answered from the store: `server.services.deals`).
@@ -72,9 +80,13 @@ T = TypeVar("T")
 
 QUEUE = 8
 """Jobs that may wait in a lane beside those running."""
-PER_ADDRESS = 2
-"""Costly requests of one address in flight at once, whatever players it signed up: well under
-a lane's room, so that no address can fill one."""
+PER_ADDRESS = 4
+"""Costly requests of one address in flight at once, whatever players it signed up: the share
+of an address in the rate budgets (4 clients' worth), under half of a lane's room, so that no
+address can fill one."""
+PER_CLIENT = 1
+"""Costly requests of one client (a player, else an address's anonymous requests) at once."""
+CONCURRENT = 'qu="concurrent-requests"'
 JOB_SECONDS = 20.0
 """The longest a job may take on a slow core; node budgets are sized from it
 (`server.services.deals`)."""
@@ -182,9 +194,18 @@ class CostlyWork:
         held = self.addresses.get(client.address, 0)
         if client.key in self.busy or held >= PER_ADDRESS:
             metrics.rate_refused("costly")
+            cap = "costly" if client.key in self.busy else "costly-address"
+            # The rate-limit headers of the caps (`server.api.limits` lists them after the
+            # budgets that charged the request): the one that refused has nothing left.
             raise OneAtATime(
                 "One costly request at a time (and at most "
-                f"{PER_ADDRESS} from one address): wait for the answer to the previous one."
+                f"{PER_ADDRESS} from one address): wait for the answer to the previous one.",
+                headers={
+                    "Retry-After": "1",
+                    "RateLimit-Policy": f'"costly";q={PER_CLIENT};{CONCURRENT}, '
+                    f'"costly-address";q={PER_ADDRESS};{CONCURRENT}',
+                    "RateLimit": f'"{cap}";r=0;t=1',
+                },
             )
         self.busy.add(client.key)
         self.addresses[client.address] = held + 1

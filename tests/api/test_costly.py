@@ -102,12 +102,14 @@ async def test_players_signed_up_by_one_address_share_its_costly_requests(
     asked = []
     for n in range(PER_ADDRESS):
         _, auth = await api.player(unique_name(f"sybil{n}"))
-        asked.append(asyncio.ensure_future(verdict(client, f"RU1-R-AAAABO{'CD'[n]}", **auth)))
+        asked.append(asyncio.ensure_future(verdict(client, f"RU1-R-AAAABO{'CDEF'[n]}", **auth)))
         await until(lambda n=n: work.public.pending == n + 1)
     _, auth = await api.player(unique_name("one-more"))
     response = await verdict(client, QUICK_DEAL, **auth)
     body = await problem(response, 429)
     assert str(PER_ADDRESS) in body["detail"], body
+    assert response.headers["RateLimit"] == '"costly-address";r=0;t=1'
+    assert f'"costly-address";q={PER_ADDRESS}' in response.headers["RateLimit-Policy"]
     assert work.public.pending == PER_ADDRESS
     for task in asked:
         task.cancel()
