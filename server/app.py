@@ -12,6 +12,7 @@ from server.api import (
     accounts,
     deals,
     docs,
+    events,
     games,
     health,
     leaderboards,
@@ -23,6 +24,7 @@ from server.api import (
 )
 from server.api import monitoring as api_metrics
 from server.api import pages as client
+from server.api.conditional import conditional
 from server.api.cors import setup_cors
 from server.api.limits import RateBudget, send_rate_headers
 from server.api.problems import problem_middleware
@@ -33,6 +35,7 @@ from server.keys import (
     BUDGET,
     CLOCK,
     ENGINE,
+    NOTICES,
     PLAYERS,
     RACES,
     SERVICE,
@@ -46,6 +49,7 @@ from server.services.cursors import Cursors
 from server.services.deals import SolverService, load_deal_secret
 from server.services.games import GameService
 from server.services.leaderboards import BoardService
+from server.services.notices import NoticeService
 from server.services.players import PlayerService
 from server.services.races.lobby import RaceService
 from server.services.secrets import CURSOR_SECRET, load_server_secret
@@ -72,6 +76,8 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     app[BROKER] = broker
     tokens = await TokenReader.open(settings.database_url)
     app[SESSIONS] = SessionService(readers, writers, clock, tokens)
+    app[NOTICES] = NoticeService(readers, writers, broker, clock)
+    app[SESSIONS].notices = app[NOTICES]
     app[APPS] = AppService(readers, writers, app[SESSIONS], clock)
     app[PLAYERS] = PlayerService(readers, writers, app[SESSIONS], clock)
     app[SERVICE] = GameService(readers, writers, committer, broker, clock)
@@ -90,10 +96,13 @@ async def database(app: web.Application) -> AsyncIterator[None]:
         cursors,
         clock,
         snapshots=snapshot_sessions(engine),
+        notices=app[NOTICES],
     )
     app[RACES].start_ticking()
+    app[NOTICES].start_ticking()
     yield
     await app[RACES].close()
+    await app[NOTICES].close()
     app[SOLVER].close()
     await broker.close()
     await committer.close()
@@ -114,8 +123,9 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
         settings.trust_forwarded,
         settings.signup_limit,
     )
-    # The rate budget first: every request is charged before anything else reads it.
-    middlewares: list[Middleware] = [budget.middleware(), problem_middleware]
+    # The rate budget first: every request is charged before anything else reads it. The
+    # conditional reads last, next to the handlers: they tag the answers the handlers made.
+    middlewares: list[Middleware] = [budget.middleware(), problem_middleware, conditional]
     # Before everything: the access log and the request metrics see every final status.
     middlewares.insert(0, api_metrics.observe)
     app = web.Application(middlewares=middlewares, client_max_size=settings.body_limit)
@@ -141,5 +151,6 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
     ):
         app.router.add_routes(module.routes)
     live.setup(app)
+    events.setup(app)  # server-sent events (SPEC 2.6.2)
     setup_cors(app)  # last: on every /api/ route added above
     return app

@@ -17,6 +17,7 @@ from server.services.apps import AppService
 from server.services.deals import SolverService
 from server.services.games import GameService
 from server.services.leaderboards import BoardService
+from server.services.notices import NoticeService
 from server.services.players import PlayerService
 from server.services.races.lobby import RaceService
 from server.services.sessions import SessionService
@@ -24,6 +25,8 @@ from server.services.values import Clock
 from server.settings import Settings
 
 if TYPE_CHECKING:
+    from aiohttp_sse import EventSourceResponse
+
     from server.api.limits import RateBudget
     from server.api.live import Connection
     from server.api.render import LiveTexts
@@ -40,8 +43,11 @@ BROKER = web.AppKey("broker", Broker)
 BOARDS = web.AppKey("boards", BoardService)
 SOLVER = web.AppKey("solver", SolverService)
 RACES = web.AppKey("races", RaceService)
+NOTICES = web.AppKey("notices", NoticeService)
 BUDGET: web.AppKey[RateBudget] = web.AppKey("rate_budget")
 CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("live_connections")
 """The open WebSocket connections of this process (closed at shutdown)."""
+STREAMS: web.AppKey[set[EventSourceResponse]] = web.AppKey("event_streams")
+"""The open server-sent event streams of this process (ended at shutdown)."""
 TEXTS: web.AppKey[LiveTexts] = web.AppKey("live_texts")
 """The pushed messages of this process, rendered once per version for all their watchers."""

@@ -16,8 +16,12 @@ from typing import Any
 from aiohttp import web
 
 from server.api.schemas import (
+    AbandonedOut,
     EventOut,
+    FollowingMeOut,
+    HintedOut,
     MissedEventOut,
+    NoticeOut,
     RaceOut,
     ResultOut,
     ResyncOut,
@@ -27,9 +31,11 @@ from server.api.schemas import (
 )
 from server.engine import Card, DealCode, card_text, place_text
 from server.engine.codes import commitment
+from server.engine.legal import Legal
 from server.engine.replay import Verification
 from server.services.deals import Daily, Hint
 from server.services.leaderboards import BoardPage, PlayerStats
+from server.services.notices import Notice
 from server.services.players import Me, NewPlayer, PlayerInfo
 from server.services.races.ratings import RatingPage
 from server.services.races.standings import RaceView, Standing
@@ -314,6 +320,16 @@ def targets_json(card: Card, places: list[int]) -> dict[str, Any]:
     return {"card": str(card), "targets": [place_text(p) for p in places]}
 
 
+def legal_json(view: GameView, found: Legal) -> dict[str, Any]:
+    """Every legal move of a game now, in move text and the order of SPEC 2.3, its version and
+    whether an undo would be accepted."""
+    return {
+        "version": view.row.version,
+        "moves": [str(move) for move in found.moves],
+        "undo": found.undo,
+    }
+
+
 def hint_json(hint: Hint) -> dict[str, Any]:
     return {"status": hint.status, "move": hint.move, "line_length": hint.line_length}
 
@@ -332,6 +348,7 @@ def daily_json(daily: Daily) -> dict[str, Any]:
         "rule": rule,
         "code": str(code) if daily.revealed else None,
         "deal_commitment": code.commitment,
+        "reveals_at": iso(daily.reveals_ms),
         "leaderboard": f"/api/v1/leaderboards?daily={day}&rule={rule}",
     }
 
@@ -445,8 +462,24 @@ def result_message(mid: str | int | None, applied: Applied) -> ResultOut:
     assert applied.move is not None, "an action is a move"
     row = applied.view.row
     return ResultOut(
-        id=mid, game_id=row.id, version=row.version, move=applied.move, game=game_json(applied.view)
+        id=mid,
+        game_id=row.id,
+        version=row.version,
+        move=applied.move,
+        game=game_json(applied.view),
+        replayed=applied.replayed,
     )
+
+
+def abandoned_message(mid: str | int | None, applied: Applied) -> AbandonedOut:
+    """The answer to an accepted `abandon`: the game after it, as HTTP answers."""
+    row = applied.view.row
+    return AbandonedOut(id=mid, game_id=row.id, version=row.version, game=game_json(applied.view))
+
+
+def hinted_message(mid: str | int | None, game_id: str, hint: Hint) -> HintedOut:
+    """The answer to `hint`: HTTP's hint document."""
+    return HintedOut(id=mid, game_id=game_id, hint=hint_json(hint))
 
 
 def event_message(applied: Applied) -> EventOut:
@@ -492,12 +525,31 @@ def missed_messages(
 
 
 def watching_race_message(mid: str | int | None, view: RaceView) -> WatchingRaceOut:
-    return WatchingRaceOut(id=mid, race_id=view.race.id, race=race_json(view))
+    return WatchingRaceOut(
+        id=mid, race_id=view.race.id, version=view.version, race=race_json(view)
+    )
 
 
 def race_message(version: int, view: RaceView) -> RaceOut:
     """The message pushed to a race's watchers on every change: the whole document."""
     return RaceOut(race_id=view.race.id, version=version, race=race_json(view))
+
+
+NOTICE_TIMES = {"starts_ms": "starts_at"}
+"""A notice's times as kept (epoch ms) and as shown (RFC 3339)."""
+
+
+def notice_message(notice: Notice) -> NoticeOut:
+    """A notice as the WebSocket's `notice` message (and the data of its server-sent event)."""
+    fields = {
+        NOTICE_TIMES.get(name, name): iso(value) if name in NOTICE_TIMES else value
+        for name, value in notice.data.items()
+    }
+    return NoticeOut(id=notice.id, kind=notice.kind, at=iso(notice.at_ms) or "", **fields)
+
+
+def following_me_message(mid: str | int | None, last: int) -> FollowingMeOut:
+    return FollowingMeOut(id=mid, last=last)
 
 
 class LiveTexts:

@@ -6,7 +6,7 @@ rendered by `server.api.render`), and every WebSocket message of `/api/v1/live`,
 from __future__ import annotations
 
 import uuid
-from datetime import date, datetime
+from datetime import date
 from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from aiohttp import web
@@ -30,6 +30,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from server.api.access import TOKEN_MAX
+from server.api.params import Flag, Instant
 from server.api.problems import invalid, validation_errors, validation_problem
 from server.engine import Card, DealCode, Rule, parse_place
 from server.services.errors import NotFound, Problem
@@ -190,7 +191,7 @@ class BoardQueryIn(Strict):
     period: Literal["day", "week", "month", "all"] = "all"
     code: str | None = Field(default=None, max_length=64)
     daily: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
-    assisted: bool = False
+    assisted: Flag = False
     limit: int = Field(default=20, ge=1, le=100)
     after: str | None = Field(default=None, max_length=512)
 
@@ -220,8 +221,8 @@ class GamesQueryIn(Strict):
 
     rule: Rule | None = None
     status: Literal["active", "won", "abandoned", "finished"] | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    since: Instant | None = None
+    until: Instant | None = None
     limit: int = Field(default=20, ge=1, le=100)
     after: str | None = Field(default=None, max_length=512)
 
@@ -455,8 +456,39 @@ class PingIn(MessageIn):
     type: Literal["ping"]
 
 
+class FollowMeIn(MessageIn):
+    """Follow the connection's player's own events (SPEC 2.6.2; scope `read`)."""
+
+    type: Literal["follow_me"]
+    since: Version | None = None
+    """The last notice id the client saw (None: from now)."""
+
+
+class AbandonIn(MessageIn):
+    """The connection's player abandons their game, as POST /api/v1/games/{id}/abandon."""
+
+    type: Literal["abandon"]
+    game_id: Uuid
+
+
+class HintIn(MessageIn):
+    """A hint for the connection's player's game, as GET /api/v1/games/{id}/hint."""
+
+    type: Literal["hint"]
+    game_id: Uuid
+
+
 ClientMessage = Annotated[
-    AuthIn | ActIn | WatchIn | UnwatchIn | WatchRaceIn | UnwatchRaceIn | PingIn,
+    AuthIn
+    | ActIn
+    | WatchIn
+    | UnwatchIn
+    | WatchRaceIn
+    | UnwatchRaceIn
+    | PingIn
+    | AbandonIn
+    | HintIn
+    | FollowMeIn,
     Field(discriminator="type"),
 ]
 CLIENT_MESSAGES: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
@@ -543,7 +575,9 @@ class AuthenticatedOut(MessageOut):
 
 
 class ResultOut(MessageOut):
-    """An accepted action: the HTTP action's response (`move`, `game`), its game and version."""
+    """An accepted action: the HTTP action's response (`move`, `game`), its game and version;
+    `replayed` True when it is the stored answer to a retried idempotency key (HTTP's
+    `Idempotent-Replayed: true`), False otherwise (always sent, as every field)."""
 
     type: Literal["result"] = "result"
     id: EchoedId
@@ -551,6 +585,26 @@ class ResultOut(MessageOut):
     version: Version
     move: MoveText
     game: dict[str, Any]
+    replayed: StrictBool
+
+
+class AbandonedOut(MessageOut):
+    """An abandonment accepted: the game after it (HTTP's answer to `.../abandon`)."""
+
+    type: Literal["abandoned"] = "abandoned"
+    id: EchoedId
+    game_id: Uuid
+    version: Version
+    game: dict[str, Any]
+
+
+class HintedOut(MessageOut):
+    """The answer to `hint`: HTTP's hint document (`status`, `move`, `line_length`)."""
+
+    type: Literal["hinted"] = "hinted"
+    id: EchoedId
+    game_id: Uuid
+    hint: dict[str, Any]
 
 
 class WatchingOut(MessageOut):
@@ -599,9 +653,12 @@ class UnwatchedOut(MessageOut):
 
 
 class WatchingRaceOut(MessageOut):
+    """The race now, with its version (the `race` pushes' versions order against it)."""
+
     type: Literal["watching_race"] = "watching_race"
     id: EchoedId
     race_id: Uuid
+    version: Version
     race: dict[str, Any]
 
 
@@ -625,6 +682,27 @@ class PongOut(MessageOut):
     id: EchoedId
 
 
+class FollowingMeOut(MessageOut):
+    """The answer to `follow_me`, after the notices missed since `since`: `last` is the id
+    of the player's last notice (0: none yet); every later one is pushed as a `notice`."""
+
+    type: Literal["following_me"] = "following_me"
+    id: EchoedId
+    last: Version
+
+
+class NoticeOut(MessageOut):
+    """An event that concerns the player (`server.services.notices`): its `id` (growing per
+    player), `kind`, `at`, and the fields of its kind beside them."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    type: Literal["notice"] = "notice"
+    id: Version
+    kind: str
+    at: str
+
+
 class ErrorOut(MessageOut):
     """A message that failed: the problem document the HTTP API would give."""
 
@@ -636,6 +714,8 @@ class ErrorOut(MessageOut):
 ServerMessage = (
     AuthenticatedOut
     | ResultOut
+    | AbandonedOut
+    | HintedOut
     | WatchingOut
     | ResyncOut
     | EventOut
@@ -645,5 +725,7 @@ ServerMessage = (
     | RaceOut
     | UnwatchedRaceOut
     | PongOut
+    | FollowingMeOut
+    | NoticeOut
     | ErrorOut
 )

@@ -15,6 +15,7 @@ from server.services.names import name_key
 from server.services.passwords import hash_password, verify_password
 from server.services.sessions import SessionInfo, SessionService, require
 from server.services.values import Clock, Principal, wall_clock_ms
+from server.store import notices as notice_rows
 from server.store import players as player_rows
 from server.store import sessions as session_rows
 from server.store.models import Player
@@ -114,7 +115,8 @@ class PlayerService:
             ended = await session_rows.delete_sessions_of(
                 session, principal.id, keep=principal.session_id
             )
-        self.sessions.told(set(ended))
+            await self.sessions.revoking(session, principal.id, ended)
+        await self.sessions.revoked(principal.id, ended)
 
     async def erase(self, principal: Principal, password: str | None) -> None:
         """Erases the player's account (SPEC 2.2.2); their password must be given when one is
@@ -123,7 +125,9 @@ class PlayerService:
         player = await self._checked_password(principal, password, field="password")
         async with self.writers.begin() as session:
             ended = await player_rows.erase_player(session, player.id, self.clock())
-        self.sessions.told(set(ended))
+            await notice_rows.forget(session, player.id)
+            await self.sessions.revoking(session, principal.id, ended)
+        await self.sessions.revoked(principal.id, ended)
 
     async def _checked_password(
         self, principal: Principal, given: str | None, field: str = "current_password"

@@ -29,6 +29,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -45,6 +46,9 @@ from server.services.values import Clock, Principal, is_printable_ascii, wall_cl
 from server.store import players as player_rows
 from server.store import sessions as session_rows
 from server.store.sessions import SessionRecord, TokenReader
+
+if TYPE_CHECKING:
+    from server.services.notices import NoticeService
 
 SCOPES = ("play", "race", "account", "read")
 """Every scope, in the order they are listed (SPEC 2.2)."""
@@ -137,6 +141,9 @@ class SessionService:
         one, through SQLAlchemy."""
         self._unknown: OrderedDict[str, None] = OrderedDict()
         """Hashes of tokens looked up and found to be no session's."""
+        self.notices: NoticeService | None = None
+        """Where a player is told that one of their sessions ended (`session_revoked`, SPEC
+        2.6.2), in the transaction that ends it; set by the wiring."""
         self.ended: list[Callable[[set[str]], None]] = []
         """Told in this process of the sessions that just ended here (the sockets' guard
         closes theirs at once; other processes' guards find out on their next check)."""
@@ -276,18 +283,39 @@ class SessionService:
             require(principal, "account")
         async with self.writers.begin() as session:
             found = await session_rows.delete_session(session, principal.id, session_id)
+            if found:
+                await self.revoking(session, principal.id, [session_id])
         if not found:
             raise NotFound(f"There is no session {session_id!r} of this player.")
-        self.told({session_id})
+        await self.revoked(principal.id, [session_id])
 
     async def end_token(self, token: str) -> None:
         """Ends the session of a token, if it is one (OAuth revocation, RFC 7009)."""
         if not is_printable_ascii(token):
             return
         async with self.writers.begin() as session:
+            player_id = await session_rows.player_of_token_hash(session, hash_token(token))
             ended = await session_rows.delete_by_token_hash(session, hash_token(token))
-        if ended is not None:
-            self.told({ended})
+            if ended is not None and player_id is not None:
+                await self.revoking(session, player_id, [ended])
+        if ended is not None and player_id is not None:
+            await self.revoked(player_id, [ended])
+
+    async def revoking(self, session: AsyncSession, player_id: str, ended: list[str]) -> None:
+        """Tells the player that these sessions of theirs end (`session_revoked`), in the
+        transaction that ends them."""
+        if self.notices is not None and ended:
+            await self.notices.post_many(
+                session,
+                [(player_id, "session_revoked", {"session_id": sid}) for sid in sorted(ended)],
+            )
+
+    async def revoked(self, player_id: str, ended: list[str]) -> None:
+        """After the commit that ended the player's sessions: this process's sockets closed,
+        the player's followers in every process signalled."""
+        self.told(set(ended))
+        if self.notices is not None and ended:
+            await self.notices.signal([player_id])
 
     def told(self, ended: set[str]) -> None:
         if not ended:

@@ -244,3 +244,26 @@ class Rating(Base):
     sigma: Mapped[float] = mapped_column(Float)
     ordinal: Mapped[float] = mapped_column(Float)
     races: Mapped[int] = mapped_column(Integer)
+
+
+class NoticeRow(Base):
+    """A notice: an event that concerns a player (`server.services.notices`), numbered per
+    player."""
+
+    __tablename__ = "notices"
+
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    at_ms: Mapped[int] = mapped_column(BigInteger)
+    data: Mapped[str] = mapped_column(Text)
+    """The notice's fields, a JSON object."""
+
+
+class NoticeMark(Base):
+    """Something announced once for everybody (a day's daily reveal: `daily:<date>`)."""
+
+    __tablename__ = "notice_marks"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    at_ms: Mapped[int] = mapped_column(BigInteger)

@@ -102,6 +102,14 @@ async def delete_by_token_hash(session: AsyncSession, token_hash: str) -> str | 
     return found
 
 
+async def player_of_token_hash(session: AsyncSession, token_hash: str) -> str | None:
+    """The player of a token's hash's session, if there is one."""
+    found: str | None = await session.scalar(
+        select(SessionRow.player_id).where(SessionRow.token_hash == token_hash)
+    )
+    return found
+
+
 async def delete_sessions_of(
     session: AsyncSession, player_id: str, keep: str | None = None
 ) -> list[str]:

@@ -21,16 +21,20 @@ from aiohttp import WSMsgType, web
 from server import metrics
 from server.api.access import authenticate, service
 from server.api.live.games import GameWatching
-from server.api.live.guard import guard
+from server.api.live.guard import OVER_BUDGET, Pacing, guard, with_retry_after
+from server.api.live.notices import NoticeFollowing
 from server.api.live.outbox import CLOSE_NORMAL, Outbox
 from server.api.live.races import RaceWatching
 from server.api.problems import known_problem, problem_body
-from server.api.render import LiveTexts, result_message
+from server.api.render import LiveTexts, abandoned_message, hinted_message, result_message
 from server.api.schemas import (
+    AbandonIn,
     ActIn,
     AuthenticatedOut,
     AuthIn,
     ErrorOut,
+    FollowMeIn,
+    HintIn,
     PingIn,
     PlayerRefOut,
     PongOut,
@@ -44,10 +48,11 @@ from server.api.schemas import (
     echoed_id,
 )
 from server.engine.messages import negotiate
-from server.keys import BROKER, BUDGET, CONNECTIONS, RACES, SESSIONS, TEXTS
+from server.keys import BROKER, BUDGET, CONNECTIONS, NOTICES, RACES, SESSIONS, SOLVER, TEXTS
 from server.services.errors import Problem, Unauthorized
 from server.services.sessions import require
 from server.services.values import Principal
+from server.services.workers import Client
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +64,8 @@ HEARTBEAT_S = 20.0
 CLOSE_GOING_AWAY = 1001
 CLOSE_UNSUPPORTED = 1003
 CLOSE_POLICY = 1008
+PLAYER_FIRST = frozenset({"act", "abandon", "hint", "follow_me"})
+"""Messages read only once the connection has a player (as HTTP authenticates first)."""
 
 
 class Connection:
@@ -71,12 +78,14 @@ class Connection:
         self.outbox = Outbox(ws)
         self.games = GameWatching(app[BROKER], service(request), app[TEXTS], self.outbox)
         self.races = RaceWatching(app[RACES], app[TEXTS], self.outbox)
+        self.notices = NoticeFollowing(app[NOTICES], self.outbox)
         self.busy = asyncio.Lock()
         """Held while a message is answered (shutdown waits for the one in flight)."""
         self.budget = app[BUDGET]
         self.address = self.budget.address(request)
         self.counted: str | None = None
         """The player this socket is counted for in the socket caps (None: nobody's yet)."""
+        self.pacing = Pacing()
 
     def close_soon(self, code: int, reason: str) -> None:
         self.outbox.close_soon(code, reason)
@@ -84,14 +93,24 @@ class Connection:
     def unwatch_all(self) -> None:
         self.games.unwatch_all()
         self.races.unwatch_all()
+        self.notices.unfollow()
 
     # ------------------------------------------------------------------ budgets and caps
 
-    async def take_token(self) -> bool:
+    async def take_token(self, raw: str) -> bool:
         """Charges a message to the player's and the address's budgets, shared with every
-        other connection and every HTTP request of theirs; False when it is over either."""
+        other connection and every HTTP request of theirs; False when it is over either: it
+        is then answered with a 429 `error`, or the socket closes (`guard.Pacing`)."""
         player = self.player.id if self.player is not None else None
-        return await self.budget.charge(self.address, player) is None
+        refusal = await self.budget.charge(self.address, player)
+        if refusal is None:
+            return True
+        warning = self.pacing.warn(refusal, raw)
+        if warning is None:
+            self.close_soon(CLOSE_POLICY, OVER_BUDGET)
+        else:
+            self.outbox.send(warning)
+        return False
 
     def count_player(self) -> bool:
         """Counts this socket for its (new) player; False, and the socket closing, when that
@@ -130,10 +149,10 @@ class Connection:
                 body = problem_body(
                     500, "internal-error", "Internal server error", "The server failed to answer."
                 )
-            self.outbox.send(ErrorOut(id=echoed_id(data), problem=body))
+            self.outbox.send(ErrorOut(id=echoed_id(data), problem=with_retry_after(exc, body)))
 
     async def dispatch(self, data: dict[str, Any]) -> None:
-        if data.get("type") == "act" and self.player is None:
+        if data.get("type") in PLAYER_FIRST and self.player is None:
             # As over HTTP, the player first: an action without one is not read.
             raise Unauthorized("Send an auth message (or connect with a bearer token) first.")
         message = client_message(data)
@@ -145,6 +164,13 @@ class Connection:
                 await self.auth(message)
             case ActIn():
                 await self.act(message)
+            case AbandonIn():
+                await self.abandon(message)
+            case HintIn():
+                await self.hint(message)
+            case FollowMeIn():
+                assert self.player is not None  # (checked before the message was read)
+                await self.notices.follow(mid, self.player, message.since)
             case WatchIn():
                 await self.games.watch(mid, message.game_id, message.since, self.player)
             case UnwatchIn():
@@ -166,13 +192,33 @@ class Connection:
         self.outbox.send(AuthenticatedOut(id=message.id, player=player))
 
     async def act(self, message: ActIn) -> None:
+        player = self.acting()
+        applied = await service(self.request).act(
+            player, message.game_id, message.action.request(), message.idempotency_key
+        )
+        self.outbox.send(result_message(message.id, applied))
+
+    async def abandon(self, message: AbandonIn) -> None:
+        """As POST /api/v1/games/{id}/abandon: the same use-case, scope and refusals."""
+        player = self.acting()
+        applied = await service(self.request).abandon(player, message.game_id)
+        self.outbox.send(abandoned_message(message.id, applied))
+
+    async def hint(self, message: HintIn) -> None:
+        """As GET /api/v1/games/{id}/hint: the same use-case, scope and refusals (none in a
+        race, one costly request at a time for the player and the address's share). The
+        connection reads its next message once the hint is answered, as for any message."""
+        player = self.acting()
+        client = Client(f"player:{player.id}", self.address)
+        found = await self.request.app[SOLVER].hint(player, message.game_id, client)
+        self.outbox.send(hinted_message(message.id, message.game_id, found))
+
+    def acting(self) -> Principal:
+        """The connection's player, granted `play` (401, 403 `missing-scope` otherwise)."""
         if self.player is None:  # (checked before the message was read)
             raise Unauthorized("Send an auth message (or connect with a bearer token) first.")
         require(self.player, "play")
-        applied = await service(self.request).act(
-            self.player, message.game_id, message.action.request(), message.idempotency_key
-        )
-        self.outbox.send(result_message(message.id, applied))
+        return self.player
 
 
 @routes.get("/api/v1/live")
@@ -209,9 +255,10 @@ async def live(request: web.Request) -> web.StreamResponse:
             if outbox.closing:
                 break
             if msg.type == WSMsgType.TEXT:
-                if not await connection.take_token():
-                    connection.close_soon(CLOSE_POLICY, "rate limit exceeded")
-                    break
+                if not await connection.take_token(msg.data):
+                    if outbox.closing:
+                        break
+                    continue  # answered with an error
                 async with connection.busy:
                     if outbox.closing:
                         break  # closing: take no new action

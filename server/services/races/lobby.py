@@ -32,6 +32,7 @@ from server.live.broker import Broker
 from server.services.cursors import Cursors
 from server.services.errors import Forbidden, NotFound, refused
 from server.services.games import GameService, new_game_row
+from server.services.notices import NoticeService, Post
 from server.services.races.feed import RaceFeeds, RaceListener
 from server.services.races.ratings import RatingBoard, RatingPage
 from server.services.races.settle import Settler
@@ -59,6 +60,7 @@ class RaceService:
         cursors: Cursors,
         clock: Clock = wall_clock_ms,
         snapshots: async_sessionmaker[AsyncSession] | None = None,
+        notices: NoticeService | None = None,
     ) -> None:
         self.readers = readers
         self.snapshots = snapshots if snapshots is not None else readers
@@ -68,8 +70,12 @@ class RaceService:
         self.winnable_code = winnable_code
         self.cursors = cursors
         self.clock = clock
+        if notices is None:
+            notices = NoticeService(readers, writers, broker, clock)
+        self.notices = notices
+        """Where the racers are told of joins, leaves, the start and the end (SPEC 2.6.2)."""
         self.feeds = RaceFeeds(broker, self.view, clock)
-        self.settler = Settler(readers, writers, games, self.feeds, clock)
+        self.settler = Settler(readers, writers, games, self.feeds, clock, self.notices)
         self.ratings = RatingBoard(readers, cursors)
         games.on_race_change = self.on_game_change
 
@@ -172,9 +178,12 @@ class RaceService:
             seat = max(s.seat for s in seated) + 1 if seated else 0
             await store.add_seat(session, race_id, player.id, seat, now)
             await store.update_race(session, race_id)
+            posts = seat_posts("race_joined", race_id, player, seated)
             if len(seated) + 1 == race.seats:
-                await self._start(session, race, now)
+                posts += await self._start(session, race, now)
+            told = await self.notices.post_many(session, posts)
             view = await self.view(race_id, session)
+        await self.notices.signal(told)
         await self.publish(race_id)
         return view
 
@@ -196,7 +205,11 @@ class RaceService:
             elif race.creator_id == player.id:
                 changes = {"creator_id": rest[0].player_id}
             await store.update_race(session, race_id, **changes)
+            told = await self.notices.post_many(
+                session, seat_posts("race_left", race_id, player, rest)
+            )
             view = await self.view(race_id, session)
+        await self.notices.signal(told)
         await self.publish(race_id)
         return view
 
@@ -209,8 +222,11 @@ class RaceService:
                 raise refused("race_started", "This race has already started.")
             if len(seated) < 2:
                 raise refused("too_few_players", "A race starts with at least two players.")
-            await self._start(session, race, self.clock())
+            told = await self.notices.post_many(
+                session, await self._start(session, race, self.clock())
+            )
             view = await self.view(race_id, session)
+        await self.notices.signal(told)
         await self.publish(race_id)
         return view
 
@@ -220,8 +236,10 @@ class RaceService:
             raise NotFound(f"There is no race {race_id!r}.")
         return race, await store.seats(session, race_id)
 
-    async def _start(self, session: AsyncSession, race: RaceRecord, now: int) -> None:
-        """The countdown: a game of the race's deal for every racer, each clock at starts_at."""
+    async def _start(self, session: AsyncSession, race: RaceRecord, now: int) -> list[Post]:
+        """The countdown: a game of the race's deal for every racer, each clock at starts_at;
+        the racers' `race_starting` notices to post."""
+        posts: list[Post] = []
         starts = now + COUNTDOWN_MS
         deadline = starts + race.time_limit_s * 1000
         code = DealCode.parse(race.code)
@@ -239,7 +257,10 @@ class RaceService:
             )
             await game_rows.insert_game(session, row)
             await store.update_seat(session, race.id, seat.player_id, game_id=row.id)
+            data = {"race_id": race.id, "starts_ms": starts, "game_id": row.id}
+            posts.append((seat.player_id, "race_starting", data))
         await store.update_race(session, race.id, status="starting", starts_ms=starts)
+        return posts
 
     # ---------------------------------------------------------------- the other concerns
 
@@ -276,3 +297,10 @@ class RaceService:
     async def board(self, rule: Rule, *, limit: int, after: str | None) -> RatingPage:
         """A page of the race board of `rule` (`ratings.RatingBoard`)."""
         return await self.ratings.page(rule, limit=limit, after=after)
+
+
+def seat_posts(kind: str, race_id: str, player: Principal, told: list[Seat]) -> list[Post]:
+    """`race_joined` or `race_left` (`kind`) by `player`, to the seated players `told` (never
+    to who did it)."""
+    data = {"race_id": race_id, "player": {"id": player.id, "name": player.name}}
+    return [(s.player_id, kind, data) for s in told if s.player_id != player.id]

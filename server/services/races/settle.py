@@ -23,8 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.engine import Status
 from server.services.games import GameService
+from server.services.notices import NoticeService, Post
 from server.services.races.feed import RaceFeeds
-from server.services.races.ratings import rate
+from server.services.races.ratings import MODEL, rate
 from server.services.races.standings import RaceView
 from server.services.values import Applied, Clock
 from server.store import races as store
@@ -50,12 +51,14 @@ class Settler:
         games: GameService,
         feeds: RaceFeeds,
         clock: Clock,
+        notices: NoticeService,
     ) -> None:
         self.readers = readers
         self.writers = writers
         self.games = games
         self.feeds = feeds
         self.clock = clock
+        self.notices = notices
         self.ticker: asyncio.Task[None] | None = None
 
     async def on_game_change(self, applied: Applied) -> None:
@@ -74,6 +77,7 @@ class Settler:
         row first, so one process does it; the others then find nothing to do."""
         await self._time_out(race_id)
         ended: list[GameRecord] = []
+        told: set[str] = set()
         async with self.writers.begin() as session:
             race = await store.race(session, race_id, lock=True)
             if race is None:
@@ -89,6 +93,7 @@ class Settler:
                 if all(g.status is not Status.ACTIVE for g in games):
                     # Every game ended, or was timed out at the deadline.
                     ended = await self._finish(session, race, now)
+                    told = await self.notices.post_many(session, await self._told(session, race))
                 elif race.status == "starting" and now >= race.starts_ms:
                     await store.update_race(session, race_id, status="running")
                 else:
@@ -97,6 +102,7 @@ class Settler:
                 return False
         for game in ended:
             self.games.cache.forget(game.id)  # revealed: its row changed
+        await self.notices.signal(told)
         await self.feeds.publish(race_id)
         return True
 
@@ -127,6 +133,44 @@ class Settler:
         ended_ms = min(now, deadline_of(race))
         await store.update_race(session, race.id, status="finished", ended_ms=ended_ms)
         return games
+
+    async def _told(self, session: AsyncSession, race: RaceRecord) -> list[Post]:
+        """What the racers of a race that just ended are told (SPEC 2.6.2): each game of
+        theirs timed out (`game_ended`), then their place and rating change
+        (`race_finished`; no rating when the race changed none of theirs)."""
+        games = await store.race_games(session, race.id)
+        reason = "timed_out"
+        posts: list[Post] = [
+            (g.player_id, "game_ended", {"game_id": g.id, "race_id": race.id, "reason": reason})
+            for g in games
+            if g.timed_out
+        ]
+        seats = await store.seats(session, race.id)
+        ratings = await store.ratings(session, race.rule, [s.player_id for s in seats])
+        for seat in seats:
+            rating: dict[str, float | int] | None = None
+            change: float | None = None
+            held = ratings.get(seat.player_id)
+            if seat.mu_after is not None and seat.sigma_after is not None and held is not None:
+                rating = {
+                    "mu": held.mu,
+                    "sigma": held.sigma,
+                    "ordinal": held.ordinal,
+                    "races": held.races,
+                }
+                after = MODEL.create_rating([seat.mu_after, seat.sigma_after]).ordinal()
+                before = after
+                if seat.mu_before is not None and seat.sigma_before is not None:
+                    before = MODEL.create_rating([seat.mu_before, seat.sigma_before]).ordinal()
+                change = after - before
+            data = {
+                "race_id": race.id,
+                "place": seat.place,
+                "rating": rating,
+                "ordinal_change": change,
+            }
+            posts.append((seat.player_id, "race_finished", data))
+        return posts
 
     # ---------------------------------------------------------------- the clock
 

@@ -1,0 +1,196 @@
+"""Server-sent events (SPEC 2.6.2), for clients where WebSockets are blocked: the player's own
+notices at `GET /api/v1/me/events` and a watched game's events at `GET /api/v1/games/{id}/events`,
+as `text/event-stream` by aiohttp-sse (no hand-written framing).
+
+Each event's `data` is the document the WebSocket sends for it (`server.api.render`), its
+`event:` the message's kind and its `id:` what a reconnection resumes from:
+
+- `/me/events` (token, scope `read`, as `follow_me`): one event per notice, `event:` its kind
+  (`race_joined`, ...), `id:` the notice id. A reconnection with `Last-Event-ID: n` first sends
+  the notices numbered above `n` that are kept (the last 100 at least, or 24 h), then the new
+  ones; without it, the stream starts from now. The stream ends when the session of its own
+  token ends (after its `session_revoked` event).
+- `/games/{id}/events` (anyone who may watch the game, with the same refusals as `watch`):
+  exactly the messages a `watch` with `since` = `Last-Event-ID` gets over the WebSocket, each
+  with the game's version as its `id:` and its message type as `event:`: the missed changes
+  (`event`, from the move log), `watching` with the game now, then an `event` per change; or
+  one `resync` (the whole game) when more than 100 were missed or the id is ahead of the game.
+  The stream stays open after the game ends (its last event tells so); the client closes it.
+
+Both: listen first, then read (nothing committed in between is missed), then send only what is
+newer than what was sent, so a reconnection with the last id it got loses nothing and repeats
+nothing. A `Last-Event-ID` that is not a whole number ≥ 0 is a `422` before the stream starts.
+A comment line (`: ping`) goes out every `KEEPALIVE_S` seconds (aiohttp-sse's ping), which also
+finds a client that went away. A client too slow to take a game's events (`QUEUE` behind) is
+ended: it reconnects with its `Last-Event-ID`. Shutdown ends every stream. The rate limiter
+charges a stream as one request and does not hold it in flight (as a WebSocket).
+`Authorization: Bearer` is the only way to give the token (no token in the URL, where logs keep
+it): a browser reads these streams with `fetch`, or an EventSource polyfill that sends headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+from aiohttp_sse import EventSourceResponse, sse_response
+
+from server.api.access import authenticate, service, viewer
+from server.api.live.games import MISSED_LIMIT
+from server.api.problems import invalid
+from server.api.render import (
+    message_text,
+    missed_messages,
+    notice_message,
+    resync_message,
+    watching_message,
+)
+from server.api.schemas import path_id
+from server.keys import BROKER, NOTICES, STREAMS, TEXTS
+from server.live.broker import Change
+from server.services.notices import PAGE
+from server.services.values import Applied
+
+routes = web.RouteTableDef()
+
+KEEPALIVE_S = 10.0
+"""A comment line at least this often (SPEC: at least every 15 s)."""
+QUEUE = 256
+HEADERS = {"X-Accel-Buffering": "no"}
+"""Tells a buffering proxy (nginx) to pass each event on at once."""
+
+
+def last_event_id(request: web.Request) -> int | None:
+    raw = request.headers.get("Last-Event-ID")
+    if raw is None or raw.strip() == "":
+        return None
+    text = raw.strip()
+    if not text.isdigit() or not text.isascii() or len(text) > 18:
+        raise invalid("Last-Event-ID", "expected the id of an event of this stream (an integer)")
+    return int(text)
+
+
+@contextlib.asynccontextmanager
+async def stream(request: web.Request) -> AsyncIterator[EventSourceResponse]:
+    """The response, prepared, kept among the app's streams (ended at shutdown)."""
+    async with sse_response(request, ping_interval=KEEPALIVE_S, headers=HEADERS) as response:
+        streams = request.app[STREAMS]
+        streams.add(response)
+        try:
+            yield response
+        finally:
+            streams.discard(response)
+
+
+async def woken(wake: asyncio.Event, response: EventSourceResponse) -> bool:
+    """Waits for `wake` or the stream's end; True when woken and the stream goes on."""
+    waits = [asyncio.create_task(wake.wait()), asyncio.create_task(response.wait())]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+    return wake.is_set() and response.is_connected()
+
+
+@routes.get("/api/v1/me/events")
+async def my_events(request: web.Request) -> web.StreamResponse:
+    principal = await authenticate(request, "read")
+    after = last_event_id(request)
+    notices = request.app[NOTICES]
+    player = principal.id
+    wake = asyncio.Event()
+    notices.listen(player, wake.set)
+    try:
+        await notices.ready(player)
+        last = await notices.last_id(player)
+        sent = last if after is None else min(after, last)
+        async with stream(request) as response:
+            while response.is_connected():
+                wake.clear()
+                found = await notices.since(player, sent, PAGE)
+                for notice in found:
+                    sent = notice.id
+                    text = message_text(notice_message(notice))
+                    await response.send(text, id=str(notice.id), event=notice.kind)
+                    if (
+                        notice.kind == "session_revoked"
+                        and notice.data.get("session_id") == principal.session_id
+                    ):
+                        return response  # this stream's own session ended
+                if len(found) == PAGE:
+                    continue
+                if not await woken(wake, response):
+                    break
+            return response
+    finally:
+        notices.unlisten(player, wake.set)
+
+
+@routes.get("/api/v1/games/{id}/events")
+async def game_events(request: web.Request) -> web.StreamResponse:
+    game_id = path_id(request)
+    since = last_event_id(request)
+    who = await viewer(request)
+    broker = request.app[BROKER]
+    texts = request.app[TEXTS]
+    changes: asyncio.Queue[tuple[int, Applied]] = asyncio.Queue(QUEUE)
+    wake = asyncio.Event()
+    behind = False
+
+    def watcher(version: int, change: Change) -> None:
+        nonlocal behind
+        if change is None:
+            return
+        try:
+            changes.put_nowait((version, change))
+        except asyncio.QueueFull:
+            behind = True
+        wake.set()
+
+    broker.subscribe(game_id, watcher)
+    try:
+        await broker.ready(game_id)
+        view, log = await service(request).missed(game_id, who, since, MISSED_LIMIT)
+        version = view.row.version
+        async with stream(request) as response:
+            if since is not None and (since > version or version - since > MISSED_LIMIT):
+                text = message_text(resync_message(None, view))
+                await response.send(text, str(version), "resync")
+            else:
+                if since is not None:
+                    for missed in missed_messages(game_id, since, version, log):
+                        await response.send(message_text(missed), str(missed.version), "event")
+                text = message_text(watching_message(None, view))
+                await response.send(text, str(version), "watching")
+            seen = version
+            while response.is_connected() and not behind:
+                wake.clear()
+                while not changes.empty():
+                    changed, change = changes.get_nowait()
+                    if changed > seen:
+                        seen = changed
+                        await response.send(texts.event(change), str(changed), "event")
+                if behind or not await woken(wake, response):
+                    break
+            return response
+    finally:
+        broker.unsubscribe(game_id, watcher)
+
+
+async def end_streams(app: web.Application) -> None:
+    """On shutdown: every stream ends (its client reconnects with its `Last-Event-ID`)."""
+    streams = app[STREAMS]
+    for response in list(streams):
+        with contextlib.suppress(RuntimeError):
+            response.stop_streaming()
+
+
+def setup(app: web.Application) -> None:
+    streams: set[EventSourceResponse] = set()
+    app[STREAMS] = streams
+    app.on_shutdown.append(end_streams)
+    app.router.add_routes(routes)
