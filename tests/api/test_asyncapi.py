@@ -450,8 +450,10 @@ async def test_a_live_session_speaks_only_the_documented_messages(
     }
     result = await player.request(first)
     assert (result["type"], result["version"], result["move"]) == ("result", 1, "AC-f")
+    assert result["replayed"] is False
     again = await player.request({**first, "id": "m1-again"})
-    assert {**again, "id": "m1"} == result
+    assert {**again, "id": "m1", "replayed": False} == result
+    assert again["replayed"] is True
     await player.request({"type": "act", "id": 2, "game_id": game_id, "action": {"action": "undo"}})
     await player.request({"type": "act", "id": 3, "game_id": game_id, "action": move("ac", "F")})
     for version, text in ((1, "AC-f"), (2, "undo"), (3, "AC-f")):
@@ -508,11 +510,17 @@ async def test_a_live_session_speaks_only_the_documented_messages(
         await nobody.request({"type": "unwatch_race", "id": 13, "race_id": bad_id}, False, 404)
     await nobody.request({"type": "ping", "id": 14}, status=None)
 
-    # The abandonment reaches the watcher as an event with no move.
-    response = await timed.post(f"/api/v1/games/{game_id}/abandon", headers=ana.auth)
-    assert response.status == 200, await response.text()
+    # A hint, then the abandonment, over the socket: each reaches the watcher as an event with
+    # no move (the hint marks the game assisted).
+    hinted = await player.request({"type": "hint", "id": "h", "game_id": game_id})
+    assert hinted["hint"]["status"] in ("winnable", "unwinnable", "unknown"), hinted
+    assisted = await watcher.until(lambda m: m["type"] == "event")
+    assert (assisted["version"], assisted["move"], assisted["game"]["assisted"]) == (4, None, True)
+    quit_ = await player.request({"type": "abandon", "id": "q", "game_id": game_id})
+    assert (quit_["type"], quit_["version"]) == ("abandoned", 5), quit_
+    assert quit_["game"]["status"] == "abandoned", quit_
     abandoned = await watcher.until(lambda m: m["type"] == "event")
-    assert (abandoned["version"], abandoned["move"]) == (4, None)
+    assert (abandoned["version"], abandoned["move"]) == (5, None)
     assert abandoned["game"]["status"] == "abandoned"
     unwatched = await watcher.request({"type": "unwatch", "id": "uw", "game_id": game_id})
     assert unwatched["game_id"] == game_id
@@ -526,6 +534,7 @@ async def test_a_live_session_speaks_only_the_documented_messages(
     spectator = await connect()
     lobby = await spectator.request({"type": "watch_race", "id": "race", "race_id": race_id})
     assert lobby["race"]["status"] == "open", lobby
+    assert isinstance(lobby["version"], int), lobby
     response = await timed.post(f"/api/v1/races/{race_id}/join", headers=bo.auth)
     assert response.status == 200, await response.text()
     starting = await spectator.until(

@@ -143,8 +143,9 @@ def vector(rule: str, note: str | None) -> dict[str, Any]:
 
 
 def check_result(result: dict[str, Any], mid: Any, game_id: str, text: str, version: int) -> None:
-    assert set(result) == {"type", "id", "game_id", "version", "move", "game"}, result
+    assert set(result) == {"type", "id", "game_id", "version", "move", "game", "replayed"}, result
     assert result["type"] == "result", result
+    assert result["replayed"] is False, result  # applied now, not the answer to a retried key
     assert result["id"] == mid
     assert result["game_id"] == game_id
     assert result["move"] == text
@@ -666,19 +667,23 @@ async def test_flooding_closes_with_1008(
         flood = await connect()
         for n in range(40):
             await flood.send({"type": "ping", "id": n})
-        pongs = []
+        texts = []
         code = None
         while code is None:
             msg = await flood.ws.receive(TIMEOUT)
             if msg.type == WSMsgType.TEXT:
-                pongs.append(json.loads(msg.data))
+                texts.append(json.loads(msg.data))
             else:
                 assert msg.type == WSMsgType.CLOSE, (msg.type, msg.data)
                 code = msg.data
         assert code == 1008
-        # The burst allowed is the rate limit: a few pongs, in order, then the close.
+        # The burst allowed is the rate limit: a few pongs, in order, then one warning (the
+        # first message over the budget), then the close at the next one.
+        *pongs, warning = texts
         assert 1 <= len(pongs) <= 6, pongs
         assert pongs == [{"type": "pong", "id": n} for n in range(len(pongs))]
+        assert (warning["type"], warning["id"]) == ("error", len(pongs)), warning
+        assert warning["problem"]["status"] == 429, warning
         # Another client's connection is not affected.
         await calm.ping()
     finally:

@@ -321,15 +321,25 @@ async def sockets(limited: TestClient[Any, Any]) -> AsyncIterator[Sockets]:
         await opened.close()
 
 
-async def pongs_until_closed(ws: Any) -> tuple[list[Any], int, str]:
-    """The pongs a socket gets until it is closed: (their ids, the close code, its reason)."""
+async def pongs_until_closed(ws: Any, warned: bool = False) -> tuple[list[Any], int, str]:
+    """The pongs a socket gets until it is closed: (their ids, the close code, its reason).
+    The first message over the budget is answered with a 429 `error` (issue 20), the last
+    message before the close: the close comes at the next one over the budget (`warned`: the
+    warning was read already)."""
     pongs: list[Any] = []
     while True:
         msg = await ws.receive(TIMEOUT)
         if msg.type != WSMsgType.TEXT:
             assert msg.type == WSMsgType.CLOSE, (msg.type, msg.data)
+            assert warned or int(msg.data) != 1008, "closed for its pace without a warning"
             return pongs, int(msg.data), str(msg.extra)
         message = json.loads(msg.data)
+        assert not warned, ("a message after the warning", message)
+        if message["type"] == "error":
+            problem = message["problem"]
+            assert (problem["status"], problem["retry_after"] >= 1) == (429, True), message
+            warned = True
+            continue
         assert message["type"] == "pong", message
         pongs.append(message["id"])
 
@@ -374,7 +384,10 @@ async def test_messages_after_auth_are_charged_to_the_player(
         await response.read()
     await too_many(response)
     await ws.send_json({"type": "ping", "id": "over"})
-    pongs, code, reason = await pongs_until_closed(ws)
+    warning = await ws.receive_json(timeout=TIMEOUT)
+    assert (warning["type"], warning["id"], warning["problem"]["status"]) == ("error", "over", 429)
+    await ws.send_json({"type": "ping", "id": "again"})
+    pongs, code, reason = await pongs_until_closed(ws, warned=True)
     assert (pongs, code, reason) == ([], 1008, "rate limit exceeded")
 
 

@@ -6,6 +6,12 @@ sent once, in order: a change older than what was sent is dropped (with Redis, t
 changes of one game may cross; the client detects a gap by the versions and watches again with
 `since`). A change is rendered once per version for all the watchers of this process
 (`LiveTexts`).
+
+Watching a game this connection already watches answers again (`watching`, or `resync`) and
+never sends a version twice, whatever its `since` (0 included): the connection knows what it
+has sent (everything up to the last version sent, but the gaps a crossing left), so a `since`
+below that counts as the last version the connection has without a gap after it, and only the
+versions it never sent come as missed events.
 """
 
 from __future__ import annotations
@@ -31,7 +37,11 @@ class GameWatching:
         self.outbox = outbox
         self.watchers: dict[str, Watcher] = {}
         self.seen: dict[str, int] = {}
-        """The last version sent of each game."""
+        """The last version sent of each game (its snapshot's, or its last event's)."""
+        self.gaps: dict[str, set[int]] = {}
+        """The versions below `seen` that were never sent (a change that came after a newer
+        one, or never came), the last MISSED_LIMIT + 1 of each jump: a re-watch with `since`
+        sends them; more missed than that resyncs anyway."""
         self.held: dict[str, list[tuple[int, Applied]]] = {}
         """Changes that came while a game was being read: sent after its snapshot."""
 
@@ -48,16 +58,36 @@ class GameWatching:
         return watcher
 
     def _send(self, game_id: str, version: int, change: Applied) -> None:
-        if version > self.seen.get(game_id, -1):
+        last = self.seen.get(game_id, -1)
+        if version > last:
+            if 0 <= last < version - 1:
+                low = max(last + 1, version - MISSED_LIMIT - 1)
+                self.gaps.setdefault(game_id, set()).update(range(low, version))
             self.seen[game_id] = version
             self.outbox.put(self.texts.event(change))
+
+    def _had(self, game_id: str, since: int) -> int:
+        """The version this connection's watcher has everything up to, told that the client
+        has everything up to `since`."""
+        after = [gap for gap in self.gaps.get(game_id, ()) if gap > since]
+        if after:
+            return min(after) - 1
+        return max(since, self.seen.get(game_id, -1))
 
     async def watch(
         self, mid: str | int | None, game_id: str, since: int | None, viewer: Principal | None
     ) -> None:
         """`watching` with the game now (after the changes missed since `since`, if any), or
-        `resync` when too much was missed; then every later change."""
-        if game_id not in self.watchers:
+        `resync` when too much was missed; then every later change. Re-watching sends no
+        version this connection has sent before."""
+        sent: set[int] | None = None
+        """What was sent of the versions after `since` (None: the game was not watched)."""
+        if game_id in self.watchers:
+            last = self.seen.get(game_id, -1)
+            if since is not None:
+                since = self._had(game_id, since)
+                sent = set(range(since + 1, last + 1)) - self.gaps.get(game_id, set())
+        else:
             watcher = self._watcher(game_id)
             self.broker.subscribe(game_id, watcher)
             self.watchers[game_id] = watcher
@@ -74,10 +104,15 @@ class GameWatching:
         version = view.row.version
         if since is not None and (since > version or version - since > MISSED_LIMIT):
             self.outbox.send(resync_message(mid, view))
+            self.gaps.pop(game_id, None)  # the game now: nothing before it is missing
         else:
             if since is not None:
                 for missed in missed_messages(game_id, since, version, log):
-                    self.outbox.send(missed)
+                    if sent is None or missed.version not in sent:
+                        self.outbox.send(missed)
+                gaps = self.gaps.get(game_id)
+                if gaps is not None:
+                    gaps.difference_update(range(since + 1, version + 1))
             self.outbox.send(watching_message(mid, view))
         self.seen[game_id] = max(self.seen.get(game_id, -1), version)
         for held_version, change in self.held.pop(game_id, []):
@@ -89,6 +124,7 @@ class GameWatching:
             self.broker.unsubscribe(game_id, watcher)
             metrics.watchers(-1)
         self.seen.pop(game_id, None)
+        self.gaps.pop(game_id, None)
 
     def unwatch_all(self) -> None:
         for game_id in list(self.watchers):

@@ -1,6 +1,7 @@
-"""The sockets' guard: a WebSocket signed in with a session is closed with `4401` within 2 s of
+"""The sockets' guards: a WebSocket signed in with a session is closed with `4401` within 2 s of
 that session ending (SPEC 2.2: signed out, revoked, a password changed, the account erased), in
-every process.
+every process; and a message over its rate budget is answered with an `error` before the socket
+is closed for it (`Pacing`).
 
 A session ended in this process closes its sockets here at once (`SessionService.ended`). For
 the sessions ended elsewhere, the guard asks the database, once every `CHECK_S`, which of the
@@ -13,13 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+import math
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from server.api.limits import Refusal
+from server.api.problems import problem_body
+from server.api.schemas import ErrorOut, echoed_id
 from server.keys import CONNECTIONS, SESSIONS
+from server.services.errors import Problem
 from server.store.db import unavailable
 
 if TYPE_CHECKING:
@@ -29,6 +37,60 @@ log = logging.getLogger(__name__)
 
 CHECK_S = 1.0
 CLOSE_SESSION_ENDED = 4401
+OVER_BUDGET = "rate limit exceeded"
+"""The reason of the 1008 close of a socket that kept sending over its budget."""
+
+
+class Pacing:
+    """What a socket's messages over its rate budget get (SPEC 2.7, issue 20): the first is
+    answered with an `error`, a `429` problem (`too-many-requests`) whose `retry_after` says
+    the seconds until the budget frees up (HTTP's `Retry-After`), and is not read otherwise;
+    the socket is closed with 1008 only when another message over the budget comes before
+    those seconds have passed (a client that keeps going regardless). One over the budget after
+    them is warned again.
+
+    Decisions where the spec is silent: the warning repeats the refused message's `id` (the
+    text is read as JSON for that alone, at most once a retry window, so a flood costs one
+    parse per socket before its close); a message within the budget in between neither
+    closes nor forgives anything (the window stands as first told)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.until = -math.inf
+        """Until when the last warning's `retry_after` runs (monotonic seconds)."""
+
+    def warn(self, refusal: Refusal, raw: str) -> ErrorOut | None:
+        """The `error` answering a message over the budget, or None: close the socket."""
+        now = self.clock()
+        if now < self.until:
+            return None
+        self.until = now + refusal.retry_after
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
+            data = None
+        mid = echoed_id(data) if isinstance(data, dict) else None
+        problem = problem_body(
+            429,
+            "too-many-requests",
+            "Too many requests",
+            refusal.detail,
+            retry_after=refusal.retry_after,
+        )
+        return ErrorOut(id=mid, problem=problem)
+
+
+def with_retry_after(exc: Exception, problem: dict[str, Any]) -> dict[str, Any]:
+    """A refusal's problem as the WebSocket sends it: what HTTP says in `Retry-After` (a busy
+    solver, one costly request at a time, the database unavailable) is the problem's
+    `retry_after` member, in seconds."""
+    headers = exc.headers if isinstance(exc, Problem) else {}
+    seconds = headers.get("Retry-After")
+    if seconds is None and problem.get("status") == 503:
+        seconds = "1"  # as the HTTP middleware answers a 503
+    if seconds is None or not seconds.isdigit():
+        return problem
+    return {**problem, "retry_after": int(seconds)}
 
 
 def close_ended(app: web.Application, ended: set[str]) -> None:
