@@ -8,6 +8,7 @@ from datetime import date
 from aiohttp import web
 
 from server.api.access import client_of
+from server.api.params import flag
 from server.api.problems import invalid, validation_problem
 from server.api.render import daily_json, json_response, verdict_json
 from server.engine import DealCode, NotationError, Rule
@@ -23,10 +24,12 @@ async def winnable(request: web.Request) -> web.Response:
         code = DealCode.parse(request.match_info["code"])
     except NotationError as exc:
         raise invalid("code", str(exc)) from None
-    flag = request.query.get("take_backs", "true")
-    if flag not in ("true", "false") or set(request.query) - {"take_backs"}:
-        raise invalid("take_backs", "expected true or false (and nothing else)")
-    take_backs = flag == "true"
+    unknown = set(request.query) - {"take_backs"}
+    if unknown:
+        raise validation_problem(
+            [{"field": name, "message": "unknown parameter"} for name in sorted(unknown)]
+        )
+    take_backs = flag(request.query, "take_backs", default=True)
     client = await client_of(request)
     verdict = await request.app[SOLVER].verdict(code, take_backs, client)
     return json_response(verdict_json(code, take_backs, verdict))

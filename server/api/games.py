@@ -1,6 +1,6 @@
-"""`/api/v1/games`: deal, read, act, targets, abandon, move log (SPEC 2.3); hints (SPEC 2.5);
-the games being played now (`/api/v1/live/games`). A deal's verdict and the daily deal are in
-`api/deals.py`, a game's replay in `api/replays.py`."""
+"""`/api/v1/games`: deal, read, act, targets, legal moves, abandon, move log (SPEC 2.3); hints
+(SPEC 2.5); the games being played now (`/api/v1/live/games`). A deal's verdict and the daily
+deal are in `api/deals.py`, a game's replay in `api/replays.py`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from server.api.render import (
     games_page_json,
     hint_json,
     json_response,
+    legal_json,
     moves_json,
     next_link,
     targets_json,
@@ -95,6 +96,19 @@ async def targets(request: web.Request) -> web.Response:
         raise invalid("card", str(exc)) from None
     places = await service(request).targets(game_id, card, await viewer(request))
     return json_response(targets_json(card, places))
+
+
+@routes.get("/api/v1/games/{id}/legal")
+async def legal(request: web.Request) -> web.Response:
+    """Every legal move of the position and whether an undo would be accepted (SPEC 2.3): the
+    game's visibility; no parameters."""
+    game_id = path_id(request)
+    if request.query:
+        raise validation_problem(
+            [{"field": name, "message": "unknown parameter"} for name in request.query]
+        )
+    view, found = await service(request).legal(game_id, await viewer(request))
+    return json_response(legal_json(view, found))
 
 
 @routes.get("/api/v1/games/{id}/hint")

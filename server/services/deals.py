@@ -41,7 +41,9 @@ from server.services.secrets import DEAL_SECRET, load_server_secret
 from server.services.values import Clock, Principal, wall_clock_ms
 from server.services.workers import JOB_SECONDS, Client, CostlyWork
 from server.store import deals as deal_rows
-from server.store.records import utc_day
+from server.store.records import day_start_ms, utc_day
+
+DAY_MS = 86_400_000
 
 HINT_NODES = 60_000
 DEAL_NODES = 60_000
@@ -112,6 +114,12 @@ class Daily:
     rule: Rule
     code: DealCode
     revealed: bool
+
+    @property
+    def reveals_ms(self) -> int:
+        """When its code is revealed (SPEC 2.3): the end of its UTC day, which is the first
+        millisecond of the next (`code_revealed` shows it from then on)."""
+        return day_start_ms(self.day) + DAY_MS
 
 
 class SolverService:

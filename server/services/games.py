@@ -37,6 +37,7 @@ from server.engine import (
     Rule,
     Status,
 )
+from server.engine.legal import Legal, legal
 from server.engine.snapshot import dumps, loads
 from server.live.broker import Broker, LocalBroker
 from server.services.errors import (
@@ -248,6 +249,18 @@ class GameService:
     async def targets(self, game_id: str, card: Card, viewer: Principal | None = None) -> list[int]:
         view = await self.get_game(game_id, viewer)
         return view.game.targets(card)
+
+    async def legal(self, game_id: str, viewer: Principal | None = None) -> tuple[GameView, Legal]:
+        """Every legal move of the game now and whether an undo would be accepted (SPEC 2.3),
+        with the game's visibility. A race game whose deadline has passed takes nothing more,
+        so it has none, even before the time-out has ended it; a race game in its countdown
+        lists the moves of its position (accepted from `starts_at` on: the list does not
+        change at the start)."""
+        view = await self.get_game(game_id, viewer)
+        deadline = view.row.deadline_ms
+        if deadline is not None and view.now_ms >= deadline:
+            return view, Legal((), False)
+        return view, legal(view.game)
 
     def check_visible(self, view: GameView, viewer: Principal | None) -> None:
         """A daily game is hidden from everyone but its player until its day ends (UTC), so

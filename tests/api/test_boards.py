@@ -1148,7 +1148,9 @@ async def test_the_daily_deal_is_the_same_everywhere_and_changes_with_the_day(
     db: Db,
 ) -> None:
     first = await tapi.get("/api/v1/daily")
-    assert set(first) == {"date", "rule", "code", "deal_commitment", "leaderboard"}
+    assert set(first) == {"date", "rule", "code", "deal_commitment", "reveals_at", "leaderboard"}
+    # Revealed at the end of its UTC day: at that very millisecond (below) the code is shown.
+    assert first["reveals_at"] == "2030-05-16T00:00:00.000Z" and TODAY == "2030-05-15"
     assert (first["date"], first["rule"], first["code"]) == (TODAY, "classic", None)
     assert COMMITMENT_RE.match(first["deal_commitment"]), first
     assert first["leaderboard"] == f"/api/v1/leaderboards?daily={TODAY}&rule=classic"
@@ -1157,6 +1159,7 @@ async def test_the_daily_deal_is_the_same_everywhere_and_changes_with_the_day(
     assert await tapi.get(f"/api/v1/daily?date={TODAY}") == first
     relaxed = await tapi.get("/api/v1/daily?rule=relaxed")
     assert (relaxed["date"], relaxed["rule"], relaxed["code"]) == (TODAY, "relaxed", None)
+    assert relaxed["reveals_at"] == first["reveals_at"]
     assert COMMITMENT_RE.match(relaxed["deal_commitment"]), relaxed
     assert relaxed["deal_commitment"] != first["deal_commitment"]
     assert relaxed["leaderboard"] == f"/api/v1/leaderboards?daily={TODAY}&rule=relaxed"
@@ -1198,6 +1201,7 @@ async def test_the_daily_deal_is_the_same_everywhere_and_changes_with_the_day(
     tomorrow = await tapi.get("/api/v1/daily")
     assert (tomorrow["date"], tomorrow["rule"], tomorrow["code"]) == ("2030-05-16", "classic", None)
     assert tomorrow["leaderboard"] == "/api/v1/leaderboards?daily=2030-05-16&rule=classic"
+    assert tomorrow["reveals_at"] == "2030-05-17T00:00:00.000Z"
     next_code = await db.daily_deal("2030-05-16", "classic", draw=False)
     assert next_code is not None and next_code != code and next_code[4] == "C"
     assert commitment(next_code) == tomorrow["deal_commitment"] != first["deal_commitment"]

@@ -2,8 +2,8 @@
 
 Server-dealt games (a random deal, a winnable-only deal, the daily deal) are dealt from secret RU2
 codes. While a code is secret, no response about the game carries it or a face-down card: the
-game, its move log, replay and targets, the answer to a move, a refusal, the player's listing and
-export, the WebSocket (`watching`, events, missed events, `resync`, results and errors), the
+game, its move log, replay, targets and legal moves, the answer to a move, a refusal, the player's
+listing and export, the WebSocket (`watching`, events, missed events, `resync`, results and errors), the
 leaderboards and the daily deal. Only the commitment to the code is shown. The code is revealed
 when the game ends (random, winnable-only) or when its UTC day ends (daily, also for a game that
 ended earlier), and then matches the commitment, the replay's deal and the cards the game showed.
@@ -264,7 +264,7 @@ async def sweep(
     # A daily game is shown to its player only until its day ends.
     anyone = 403 if daily is not None else 200
     for who, headers, status in (("its player", owner.auth, 200), ("anyone", {}, anyone)):
-        for path in (base, f"{base}/moves", f"{base}/replay"):
+        for path in (base, f"{base}/moves", f"{base}/replay", f"{base}/legal"):
             text = await fetch(client, "GET", path, headers=headers, status=status)
             guard.check(f"GET {path} (by {who})", text)
         text = await fetch(client, "GET", f"{base}/targets?card=AS", headers=headers, status=status)

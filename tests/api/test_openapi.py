@@ -183,7 +183,7 @@ def operation(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
 
 # The reads that take an optional token (`viewer` in server/api/access.py): a bad one is 401.
 # The reads of a game also answer 403 for a game of today's daily deal (`check_visible`).
-GAME_READS = ["getGame", "getMoveLog", "getTargets", "getReplay"]
+GAME_READS = ["getGame", "getMoveLog", "getTargets", "getLegalMoves", "getReplay"]
 OPTIONAL_TOKEN = [*GAME_READS, "listPlayerGames", "exportPlayerGames"]
 
 
