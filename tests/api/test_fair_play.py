@@ -1,14 +1,14 @@
 """Fair play (SPEC 1.5, 1.8.1, 2.3 "Fair play", 2.4, 2.5; issue 12).
 
 Server-dealt games (a random deal, a winnable-only deal, the daily deal) are dealt from secret RU2
-codes. While a code is secret, no response about the game carries it or a face-down card: the
-game, its move log, replay, targets and legal moves, the answer to a move, a refusal, the player's
-listing and export, the WebSocket (`watching`, events, missed events, `resync`, results and errors), the
-leaderboards and the daily deal. Only the commitment to the code is shown. The code is revealed
-when the game ends (random, winnable-only) or when its UTC day ends (daily, also for a game that
-ended earlier), and then matches the commitment, the replay's deal and the cards the game showed.
-Chosen games (RU1 or RU2 codes) show their code from the start. Boards rank by the ranked score,
-which take-back cycles do not raise. Malformed RU2 codes and dates get a clear 422.
+codes. While a code is secret, no response about the game carries it or a face-down card: the game,
+its move log, replay, targets and legal moves, the answer to a move, a refusal, the player's listing
+and export, the WebSocket (`watching`, events, missed events, `resync`, results and errors), the
+leaderboards and the daily deal. Only the commitment to the code is shown. The code is revealed when
+the game ends (random, winnable-only) or when its UTC day ends (daily, also for a game that ended
+earlier), and then matches the commitment, the replay's deal and the cards the game showed. Chosen
+games (RU1 or RU2 codes) show their code from the start. Boards rank by the ranked score, which
+take-back cycles do not raise. Malformed RU2 codes and dates get a clear 422.
 
 The API never shows a secret code, so the code of a game under test is read straight from the
 `games` table of the test database (`Rows`); the cards a position hides are computed from it with
