@@ -21,13 +21,14 @@ from server.api import (
     players,
     races,
     replays,
+    rules,
 )
 from server.api import monitoring as api_metrics
 from server.api import pages as client
 from server.api.conditional import conditional
 from server.api.cors import setup_cors
 from server.api.limits import RateBudget, send_rate_headers
-from server.api.problems import problem_middleware
+from server.api.problems import language_middleware, problem_middleware
 from server.keys import (
     APPS,
     BOARDS,
@@ -126,6 +127,8 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
     # The rate budget first: every request is charged before anything else reads it. The
     # conditional reads last, next to the handlers: they tag the answers the handlers made.
     middlewares: list[Middleware] = [budget.middleware(), problem_middleware, conditional]
+    # Outside the budget: its 429s too are put in the asked language.
+    middlewares.insert(0, language_middleware)
     # Before everything: the access log and the request metrics see every final status.
     middlewares.insert(0, api_metrics.observe)
     app = web.Application(middlewares=middlewares, client_max_size=settings.body_limit)
@@ -147,6 +150,7 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
         leaderboards,
         races,
         oauth,
+        rules,
         client,
     ):
         app.router.add_routes(module.routes)

@@ -1,4 +1,12 @@
-"""The one place where errors become RFC 9457 problem documents (`application/problem+json`)."""
+"""The one place where errors become RFC 9457 problem documents (`application/problem+json`).
+
+Every problem document is in the language the request asked for (`Accept-Language`: English,
+Romanian or Hebrew; `server/api/texts.py`), says so in `Content-Language`, and a refusal's
+`rule` links to its definition on the rules page (`rule_url`). The problems raised while a
+request is handled are rendered here (`problem_middleware`); the ones that other middlewares
+answer with (the rate budget's 429s) or that handlers return (`/readyz`) are put in the asked
+language on their way out (`language_middleware`, outside them all).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +19,7 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 from pydantic import BaseModel, ValidationError
 
+from server.api.texts import localize
 from server.engine import IllegalMove, NotationError
 from server.engine.messages import negotiate, title
 from server.services.errors import InvalidInput, MalformedJson, Problem
@@ -53,7 +62,7 @@ def problem_response(
 
 
 def illegal_move_body(exc: IllegalMove, lang: str) -> dict[str, Any]:
-    return problem_body(
+    body = problem_body(
         422,
         "illegal-move",
         "Illegal move",
@@ -61,6 +70,7 @@ def illegal_move_body(exc: IllegalMove, lang: str) -> dict[str, Any]:
         rule=exc.rule,
         rule_title=title(exc.rule, lang),
     )
+    return localize(body, lang, detail_done=True)
 
 
 def validation_errors(exc: ValidationError) -> list[dict[str, str]]:
@@ -111,7 +121,7 @@ async def read_json(request: web.Request, model: type[M]) -> M:
         raise validation_problem(validation_errors(exc)) from None
 
 
-def _http_problem(exc: web.HTTPException) -> web.Response:
+def _http_problem(exc: web.HTTPException, lang: str) -> web.Response:
     headers: dict[str, str] = {}
     slugs = {
         404: ("not-found", "Not found", "There is nothing at this address."),
@@ -127,29 +137,52 @@ def _http_problem(exc: web.HTTPException) -> web.Response:
     )
     if isinstance(exc, web.HTTPMethodNotAllowed):
         headers["Allow"] = ", ".join(sorted(exc.allowed_methods))
-    return problem_response(exc.status, slug, name, detail, headers=headers)
+    headers["Content-Language"] = lang
+    body = localize(problem_body(exc.status, slug, name, detail), lang)
+    return web.Response(
+        status=exc.status,
+        text=json.dumps(body, ensure_ascii=False),
+        content_type=CONTENT_TYPE,
+        headers=headers,
+    )
 
 
 def known_problem(exc: Exception, lang: str) -> dict[str, Any] | None:
-    """The problem document of an error a client can cause, or None for any other error.
+    """The problem document of an error a client can cause, in `lang`, or None for any other
+    error.
 
     Shared by the HTTP middleware and the WebSocket endpoint, so both answer alike.
     """
     if isinstance(exc, Problem):
-        return problem_body(exc.status, exc.slug, exc.title, exc.detail, **exc.extra)
-    if isinstance(exc, IllegalMove):
+        body = problem_body(exc.status, exc.slug, exc.title, exc.detail, **exc.extra)
+    elif isinstance(exc, IllegalMove):
         return illegal_move_body(exc, lang)
-    if isinstance(exc, NotationError):
-        return problem_body(422, "validation-error", "Validation error", str(exc))
-    if unavailable(exc):
+    elif isinstance(exc, NotationError):
+        body = problem_body(422, "validation-error", "Validation error", str(exc))
+    elif unavailable(exc):
         log.warning("database unavailable: %s", exc.__class__.__name__)
-        return problem_body(
+        body = problem_body(
             503,
             "database-unavailable",
             "Database unavailable",
             "The database cannot take this request now; try again shortly.",
         )
-    return None
+    else:
+        return None
+    return localize(body, lang)
+
+
+def internal_error(lang: str) -> dict[str, Any]:
+    """The problem of a failure of the server itself (logged where it is caught)."""
+    body = problem_body(
+        500, "internal-error", "Internal server error", "The server failed to answer."
+    )
+    return localize(body, lang)
+
+
+def language(request: web.Request) -> str:
+    """The language a request asks for (`Accept-Language`; English by default)."""
+    return negotiate(request.headers.get("Accept-Language"))
 
 
 @web.middleware
@@ -159,23 +192,43 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        return _http_problem(exc)
+        return _http_problem(exc, language(request))
     except Exception as exc:
-        lang = negotiate(request.headers.get("Accept-Language"))
+        lang = language(request)
         body = known_problem(exc, lang)
         if body is None:
             log.exception("unhandled error on %s %s", request.method, request.path)
-            body = problem_body(
-                500, "internal-error", "Internal server error", "The server failed to answer."
-            )
+            body = internal_error(lang)
         headers = dict(exc.headers) if isinstance(exc, Problem) else {}
         if body["status"] == 503:
             headers.setdefault("Retry-After", "1")
-        if isinstance(exc, IllegalMove):
-            headers["Content-Language"] = lang
+        headers["Content-Language"] = lang
         return web.Response(
             status=body["status"],
             text=json.dumps(body, ensure_ascii=False),
             content_type=CONTENT_TYPE,
             headers=headers,
         )
+
+
+@web.middleware
+async def language_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Puts in the asked language the problem documents that were not made in it: those that
+    the middlewares inside this one answer with themselves, or that a handler returns."""
+    response = await handler(request)
+    if (
+        response.content_type != CONTENT_TYPE
+        or "Content-Language" in response.headers
+        or not isinstance(response, web.Response)
+        or not isinstance(response.body, bytes)
+    ):
+        return response
+    lang = language(request)
+    try:
+        body = json.loads(response.body)
+    except ValueError:
+        return response
+    if isinstance(body, dict):
+        response.body = json.dumps(localize(body, lang), ensure_ascii=False).encode()
+    response.headers["Content-Language"] = lang
+    return response

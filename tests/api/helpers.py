@@ -112,7 +112,9 @@ async def illegal(response: ClientResponse, rule: str) -> dict[str, Any]:
     """Checks an illegal-move refusal (422) naming `rule`; returns the problem document."""
     body = await problem(response, 422)
     assert body["type"].endswith("/problems/illegal-move"), body
-    assert body["title"] == "Illegal move", body
+    titles = {"en": "Illegal move", "ro": "Mutare nepermisă", "he": "מהלך לא חוקי"}
+    assert body["title"] == titles[response.headers["Content-Language"]], body
+    assert body["rule_url"] == f"/rules#rule-{rule}", body
     assert body["rule"] == rule, body
     return body
 

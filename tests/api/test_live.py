@@ -588,7 +588,8 @@ async def test_errors_are_problems_and_the_connection_stays_usable(
         assert response.status == 422
         assert await response.json() == answers[lang]
     assert answers["ro"]["detail"] != answers["en"]["detail"]
-    assert answers["en"]["title"] == answers["ro"]["title"] == "Illegal move"
+    assert answers["en"]["title"] == "Illegal move"
+    assert answers["ro"]["title"] == "Mutare nepermisă"  # the problem's title, translated too
 
     # Unknown games and bad game ids.
     unknown = "00000000-0000-4000-8000-000000000000"

@@ -25,7 +25,7 @@ from server.api.live.guard import OVER_BUDGET, Pacing, guard, with_retry_after
 from server.api.live.notices import NoticeFollowing
 from server.api.live.outbox import CLOSE_NORMAL, Outbox
 from server.api.live.races import RaceWatching
-from server.api.problems import known_problem, problem_body
+from server.api.problems import internal_error, known_problem, problem_body
 from server.api.render import LiveTexts, abandoned_message, hinted_message, result_message
 from server.api.schemas import (
     AbandonIn,
@@ -47,6 +47,7 @@ from server.api.schemas import (
     client_message,
     echoed_id,
 )
+from server.api.texts import localize
 from server.engine.messages import negotiate
 from server.keys import BROKER, BUDGET, CONNECTIONS, NOTICES, RACES, SESSIONS, SOLVER, TEXTS
 from server.services.errors import Problem, Unauthorized
@@ -132,12 +133,14 @@ class Connection:
             problem = problem_body(
                 400, "malformed-json", "Malformed JSON", f"The message is not JSON: {exc}."
             )
+            problem = localize(problem, self.lang)
             self.outbox.send(ErrorOut(id=None, problem=problem))
             return
         if not isinstance(data, dict):
             problem = problem_body(
                 422, "validation-error", "Validation error", "A message is a JSON object."
             )
+            problem = localize(problem, self.lang)
             self.outbox.send(ErrorOut(id=None, problem=problem))
             return
         try:
@@ -146,9 +149,7 @@ class Connection:
             body = known_problem(exc, self.lang)
             if body is None:
                 log.exception("live message failed")
-                body = problem_body(
-                    500, "internal-error", "Internal server error", "The server failed to answer."
-                )
+                body = internal_error(self.lang)
             self.outbox.send(ErrorOut(id=echoed_id(data), problem=with_retry_after(exc, body)))
 
     async def dispatch(self, data: dict[str, Any]) -> None:
