@@ -21,7 +21,8 @@ Both: listen first, then read (nothing committed in between is missed), then sen
 newer than what was sent, so a reconnection with the last id it got loses nothing and repeats
 nothing. A `Last-Event-ID` that is not a whole number ≥ 0 is a `422` before the stream starts.
 A comment line (`: ping`) goes out every `KEEPALIVE_S` seconds (aiohttp-sse's ping), which also
-finds a client that went away. A client too slow to take a game's events (`QUEUE` behind) is
+finds a client that went away. A stream counts as a WebSocket in the caps of open connections
+(`server.api.limits.SocketCaps`). A client too slow to take a game's events (`QUEUE` behind) is
 ended: it reconnects with its `Last-Event-ID`. Shutdown ends every stream. The rate limiter
 charges a stream as one request and does not hold it in flight (as a WebSocket).
 `Authorization: Bearer` is the only way to give the token (no token in the URL, where logs keep
@@ -48,8 +49,9 @@ from server.api.render import (
     watching_message,
 )
 from server.api.schemas import path_id
-from server.keys import BROKER, NOTICES, STREAMS, TEXTS
+from server.keys import BROKER, BUDGET, NOTICES, STREAMS, TEXTS
 from server.live.broker import Change
+from server.services.errors import Problem
 from server.services.notices import PAGE
 from server.services.values import Applied
 
@@ -73,27 +75,60 @@ def last_event_id(request: web.Request) -> int | None:
 
 
 @contextlib.asynccontextmanager
-async def stream(request: web.Request) -> AsyncIterator[EventSourceResponse]:
-    """The response, prepared, kept among the app's streams (ended at shutdown)."""
-    async with sse_response(request, ping_interval=KEEPALIVE_S, headers=HEADERS) as response:
-        streams = request.app[STREAMS]
-        streams.add(response)
-        try:
-            yield response
-        finally:
-            streams.discard(response)
-
-
-async def woken(wake: asyncio.Event, response: EventSourceResponse) -> bool:
-    """Waits for `wake` or the stream's end; True when woken and the stream goes on."""
-    waits = [asyncio.create_task(wake.wait()), asyncio.create_task(response.wait())]
+async def stream(
+    request: web.Request, player: str | None, wake: asyncio.Event
+) -> AsyncIterator[Ending]:
+    """The response, prepared, kept among the app's streams (ended at shutdown) and counted in
+    the caps of open connections as a WebSocket is (per address, per player: over one, `429`
+    before the stream starts)."""
+    budget = request.app[BUDGET]
+    address = budget.address(request)
+    over = budget.sockets.open(address, player)
+    if over is not None:
+        raise Problem(
+            f"Refused: {over}.",
+            status=429,
+            slug="too-many-requests",
+            title="Too many requests",
+            headers={"Retry-After": "1"},
+        )
     try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        async with sse_response(request, ping_interval=KEEPALIVE_S, headers=HEADERS) as response:
+            streams = request.app[STREAMS]
+            streams.add(response)
+            ending = Ending(response, wake)
+            try:
+                yield ending
+            finally:
+                streams.discard(response)
+                await ending.close()
     finally:
-        for task in waits:
-            task.cancel()
-        await asyncio.gather(*waits, return_exceptions=True)
-    return wake.is_set() and response.is_connected()
+        budget.sockets.close(address, player)
+
+
+class Ending:
+    """Waits for a stream's wake-ups or its end (the client gone, or shutdown). One task waits
+    for the end for the stream's whole life: cancelling a wait on the stream's ping task would
+    cancel the ping task itself, and so end the stream."""
+
+    def __init__(self, response: EventSourceResponse, wake: asyncio.Event) -> None:
+        self.response = response
+        self.wake = wake
+        self.ended = asyncio.create_task(response.wait())
+
+    async def woken(self) -> bool:
+        """Waits for `wake` or the end; True when woken and the stream goes on."""
+        woken = asyncio.create_task(self.wake.wait())
+        try:
+            await asyncio.wait([woken, self.ended], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            await asyncio.gather(woken, return_exceptions=True)
+        return self.wake.is_set() and self.response.is_connected()
+
+    async def close(self) -> None:
+        self.ended.cancel()
+        await asyncio.gather(self.ended, return_exceptions=True)
 
 
 @routes.get("/api/v1/me/events")
@@ -108,7 +143,8 @@ async def my_events(request: web.Request) -> web.StreamResponse:
         await notices.ready(player)
         last = await notices.last_id(player)
         sent = last if after is None else min(after, last)
-        async with stream(request) as response:
+        async with stream(request, player, wake) as ending:
+            response = ending.response
             while response.is_connected():
                 wake.clear()
                 found = await notices.since(player, sent, PAGE)
@@ -123,7 +159,7 @@ async def my_events(request: web.Request) -> web.StreamResponse:
                         return response  # this stream's own session ended
                 if len(found) == PAGE:
                     continue
-                if not await woken(wake, response):
+                if not await ending.woken():
                     break
             return response
     finally:
@@ -156,7 +192,8 @@ async def game_events(request: web.Request) -> web.StreamResponse:
         await broker.ready(game_id)
         view, log = await service(request).missed(game_id, who, since, MISSED_LIMIT)
         version = view.row.version
-        async with stream(request) as response:
+        async with stream(request, who.id if who is not None else None, wake) as ending:
+            response = ending.response
             if since is not None and (since > version or version - since > MISSED_LIMIT):
                 text = message_text(resync_message(None, view))
                 await response.send(text, str(version), "resync")
@@ -174,7 +211,7 @@ async def game_events(request: web.Request) -> web.StreamResponse:
                     if changed > seen:
                         seen = changed
                         await response.send(texts.event(change), str(changed), "event")
-                if behind or not await woken(wake, response):
+                if behind or not await ending.woken():
                     break
             return response
     finally:

@@ -1,0 +1,290 @@
+"""Server-sent events (SPEC 2.6.2; issue 20), read by an aiohttp client as a plain HTTP stream, in
+one process on both databases: `GET /api/v1/me/events` (the player's notices) and
+`GET /api/v1/games/{id}/events` (a watched game's events).
+
+Each event's data is the document the WebSocket sends for it; a reconnection with
+`Last-Event-ID` resumes exactly (nothing lost, nothing twice); a game's stream is the same
+sequence of messages as a WebSocket `watch` with the same `since`; comment lines keep the stream
+alive; bad input is a problem before any stream; a stream is not held against the cap of
+requests in flight of its address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from aiohttp import ClientResponse
+from aiohttp.test_utils import TestClient
+
+from server.api import events
+from server.api.limits import IN_FLIGHT_PER_ADDRESS
+from server.app import create_app
+from server.settings import Settings
+from tests.api.helpers import Player, action_body, new_player
+from tests.api.test_notices import call, follow
+from tests.api.test_races import Socket, client, clock
+from tests.conftest import ClientFactory
+
+__all__ = ["client", "clock"]  # the fixtures
+
+CODE = "RU1-C-AAAAAFN"
+MOVES = ["3D-t3", "QD-t4", "AC-f"]
+"""Legal at once on CODE."""
+
+
+@dataclass
+class Event:
+    id: str | None
+    event: str | None
+    data: Any
+
+
+class Stream:
+    """An event stream being read: its events, and the comment lines seen."""
+
+    def __init__(self, response: ClientResponse) -> None:
+        self.response = response
+        self.comments: list[str] = []
+
+    async def next(self, timeout: float = 10.0) -> Event:
+        fields: dict[str, list[str]] = {}
+        async with asyncio.timeout(timeout):
+            while True:
+                raw = await self.response.content.readline()
+                assert raw, "the stream ended"
+                line = raw.decode().rstrip("\r\n")
+                if line == "":
+                    if fields:
+                        data = "\n".join(fields.get("data", []))
+                        ids, kinds = fields.get("id"), fields.get("event")
+                        return Event(
+                            ids[-1] if ids else None,
+                            kinds[-1] if kinds else None,
+                            json.loads(data),
+                        )
+                    continue
+                if line.startswith(":"):
+                    self.comments.append(line[1:].strip())
+                    continue
+                name, _, value = line.partition(":")
+                fields.setdefault(name, []).append(value.removeprefix(" "))
+
+    async def ended(self, timeout: float = 10.0) -> None:
+        async with asyncio.timeout(timeout):
+            while True:
+                raw = await self.response.content.readline()
+                if not raw:
+                    return
+                line = raw.decode().strip()
+                assert line == "" or line.startswith(":"), f"more came: {line}"
+
+    async def quiet(self, seconds: float) -> None:
+        try:
+            event = await self.next(seconds)
+        except TimeoutError:
+            return
+        raise AssertionError(f"unexpected event: {event}")
+
+
+async def open_stream(
+    client: TestClient[Any, Any],
+    path: str,
+    player: Player | None = None,
+    last: str | None = None,
+) -> Stream:
+    headers = dict(player.auth) if player is not None else {}
+    if last is not None:
+        headers["Last-Event-ID"] = last
+    response = await client.get(path, headers=headers)
+    assert response.status == 200, await response.text()
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    return Stream(response)
+
+
+@pytest.fixture
+async def streams() -> AsyncIterator[list[Stream]]:
+    opened: list[Stream] = []
+    yield opened
+    for stream in opened:
+        stream.response.close()
+
+
+async def test_my_events_need_a_token_and_a_good_last_event_id(
+    client: TestClient[Any, Any],
+) -> None:
+    response = await client.get("/api/v1/me/events")
+    assert response.status == 401
+    assert response.headers["Content-Type"].startswith("application/problem+json")
+    ana = await new_player(client, "ana-sse-401")
+    for bad in ("x", "-1", "1.5", "9" * 40):
+        response = await client.get("/api/v1/me/events", headers={**ana.auth, "Last-Event-ID": bad})
+        assert response.status == 422, bad
+        assert (await response.json())["type"].endswith("validation-error")
+
+
+async def test_my_events_are_the_notices_and_resume_exactly(
+    client: TestClient[Any, Any], streams: list[Stream]
+) -> None:
+    ana, bo, cy = [await new_player(client, f"{n}-sse") for n in ("ana", "bo", "cy")]
+    stream = await open_stream(client, "/api/v1/me/events", ana)
+    streams.append(stream)
+    body = {"seats": 4, "winnable": False, "time_limit_s": 60}
+    race_id = (await call(client, "POST", "/api/v1/races", ana, body, 201))["id"]
+    await call(client, "POST", f"/api/v1/races/{race_id}/join", bo)
+    await call(client, "POST", f"/api/v1/races/{race_id}/join", cy)
+    await call(client, "POST", f"/api/v1/races/{race_id}/leave", bo)
+    got = [await stream.next() for _ in range(3)]
+    assert [(e.id, e.event) for e in got] == [
+        ("1", "race_joined"),
+        ("2", "race_joined"),
+        ("3", "race_left"),
+    ]
+    # The data is the WebSocket's `notice`, exactly.
+    _, _, over_ws = await follow(client, ana, 0)
+    assert [e.data for e in got] == over_ws
+    await stream.quiet(0.3)
+    stream.response.close()
+    await call(client, "POST", f"/api/v1/races/{race_id}/join", bo)  # missed while away
+    for last, expected in (("2", ["3", "4"]), ("4", []), ("0", ["1", "2", "3", "4"])):
+        again = await open_stream(client, "/api/v1/me/events", ana, last)
+        streams.append(again)
+        assert [(await again.next()).id for _ in expected] == expected, last
+        await again.quiet(0.2)
+    # A later notice reaches a resumed stream once, in order.
+    await call(client, "POST", f"/api/v1/races/{race_id}/leave", cy)
+    fifth = await again.next()
+    assert (fifth.id, fifth.event, fifth.data["player"]["id"]) == ("5", "race_left", cy.id)
+
+
+async def test_my_stream_ends_with_its_own_session(
+    client: TestClient[Any, Any], streams: list[Stream]
+) -> None:
+    ana = await new_player(client, "ana-sse-end")
+    password = "correct horse battery"
+    await call(client, "PUT", "/api/v1/me/password", ana, {"password": password}, 204)
+    signed = await call(
+        client, "POST", "/api/v1/sessions", None, {"name": ana.name, "password": password}, 201
+    )
+    other = Player(ana.id, ana.name, signed["token"])
+    mine = await open_stream(client, "/api/v1/me/events", ana)
+    theirs = await open_stream(client, "/api/v1/me/events", other)
+    streams += [mine, theirs]
+    await call(client, "DELETE", "/api/v1/me/sessions/current", other, None, 204)
+    for stream in (mine, theirs):
+        told = await stream.next()
+        assert told.event == "session_revoked"
+        assert told.data["session_id"] == signed["session"]["id"]
+    await theirs.ended()
+    await mine.quiet(0.2)  # this session goes on
+
+
+async def test_comment_lines_keep_the_stream_alive(
+    client: TestClient[Any, Any], streams: list[Stream], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert events.KEEPALIVE_S <= 15
+    monkeypatch.setattr(events, "KEEPALIVE_S", 0.2)
+    ana = await new_player(client, "ana-sse-ping")
+    stream = await open_stream(client, "/api/v1/me/events", ana)
+    streams.append(stream)
+    await stream.quiet(0.7)
+    assert len(stream.comments) >= 2, stream.comments
+    game = await call(client, "POST", "/api/v1/games", ana, {"code": CODE}, 201)
+    watched = await open_stream(client, f"/api/v1/games/{game['id']}/events")
+    streams.append(watched)
+    assert (await watched.next()).event == "watching"
+    await watched.quiet(0.5)
+    assert watched.comments
+
+
+async def test_a_games_stream_is_its_websocket_events_and_resumes_exactly(
+    client: TestClient[Any, Any], streams: list[Stream]
+) -> None:
+    ana = await new_player(client, "ana-sse-game")
+    game = await call(client, "POST", "/api/v1/games", ana, {"code": CODE}, 201)
+    path = f"/api/v1/games/{game['id']}/events"
+    stream = await open_stream(client, path)
+    streams.append(stream)
+    socket = await Socket.open(client, None)
+    await socket.send({"type": "watch", "game_id": game["id"]})
+    first = await stream.next()
+    assert (first.id, first.event) == ("0", "watching")
+    assert first.data == await socket.receive()
+    for move in MOVES:
+        await call(client, "POST", f"/api/v1/games/{game['id']}/moves", ana, action_body(move))
+    for version in (1, 2, 3):
+        event = await stream.next()
+        assert (event.id, event.event) == (str(version), "event")
+        assert event.data == await socket.receive()
+        assert event.data["version"] == version
+    await stream.quiet(0.2)
+    # A reconnection with Last-Event-ID: the messages a `watch` with `since` gets.
+    for last in ("0", "1", "3"):
+        again = await open_stream(client, path, None, last)
+        streams.append(again)
+        await socket.send({"type": "watch", "game_id": game["id"], "since": int(last)})
+        # (the socket watches already: it answers `watching` alone, having sent every event)
+        over_ws = []
+        while True:
+            message = await socket.receive()
+            over_ws.append(message)
+            if message["type"] == "watching":
+                break
+        got = [await again.next() for _ in range(3 - int(last) + 1)]
+        assert [(e.id, e.event) for e in got] == [
+            *((str(v), "event") for v in range(int(last) + 1, 4)),
+            ("3", "watching"),
+        ]
+        assert all(e.data.get("missed") is True for e in got[:-1])
+        assert got[-1].data == over_ws[-1]
+        await again.quiet(0.2)
+    # Ahead of the game: one resync with the whole game.
+    ahead = await open_stream(client, path, None, "99")
+    streams.append(ahead)
+    resync = await ahead.next()
+    assert (resync.id, resync.event) == ("3", "resync")
+    assert resync.data["game"]["version"] == 3
+    # The resumed stream goes on with the next change, once.
+    await call(client, "POST", f"/api/v1/games/{game['id']}/moves", ana, {"action": "undo"})
+    for resumed in (again, ahead):
+        event = await resumed.next()
+        assert (event.id, event.event, event.data["move"]) == ("4", "event", "undo")
+
+
+async def test_a_games_stream_has_the_visibility_of_watching(
+    client: TestClient[Any, Any],
+) -> None:
+    ana = await new_player(client, "ana-sse-hidden")
+    daily = await call(client, "POST", "/api/v1/games", ana, {"daily": True}, 201)
+    path = f"/api/v1/games/{daily['id']}/events"
+    response = await client.get(path)
+    assert response.status == 403, await response.text()
+    socket = await Socket.open(client, None)
+    await socket.send({"type": "watch", "game_id": daily["id"]})
+    assert (await socket.receive())["problem"]["status"] == 403
+    own = await open_stream(client, path, ana)
+    assert (await own.next()).event == "watching"
+    own.response.close()
+    response = await client.get("/api/v1/games/00000000-0000-4000-8000-000000000000/events")
+    assert response.status == 404
+    response = await client.get("/api/v1/games/nope/events")
+    assert response.status == 404
+
+
+async def test_streams_are_not_held_in_flight(
+    database_url: str, aiohttp_client: ClientFactory, streams: list[Stream]
+) -> None:
+    settings = Settings(database_url=database_url, rate_limit=1000, migrate=False)
+    client = await aiohttp_client(create_app(settings))
+    ana = await new_player(client, "ana-sse-flight")
+    game = await call(client, "POST", "/api/v1/games", ana, {"code": CODE}, 201)
+    for _ in range(IN_FLIGHT_PER_ADDRESS + 2):
+        streams.append(await open_stream(client, f"/api/v1/games/{game['id']}/events"))
+    assert (await call(client, "GET", f"/api/v1/games/{game['id']}"))["version"] == 0
+    await call(client, "POST", f"/api/v1/games/{game['id']}/moves", ana, action_body(MOVES[0]))
+    assert (await streams[0].next()).event == "watching"
+    assert (await streams[0].next()).data["version"] == 1
