@@ -32,9 +32,9 @@ web client sets its timers and its race countdown from `elapsed_ms` and `now` as
 client that keeps the tag itself and sends `If-None-Match` knows what a `304` means. A `304`
 carries the headers the `200` would (`ETag`, `Cache-Control`, `Link`, ..., and those added as it
 is sent: `Vary`, the CORS, rate-limit and request-id headers) without the body's own
-(`Content-Type`, `Content-Length`). Answers that say `no-store` (a data export), that already carry a
-tag, that are streamed (an export, server-sent events, a WebSocket) or that are not `200` are
-left as they are.
+(`Content-Type`, `Content-Length`). Answers that say `no-store` (a data export), that already
+carry a tag, that are streamed (an export, server-sent events, a WebSocket) or that are not
+`200` are left as they are.
 """
 
 from __future__ import annotations
