@@ -69,13 +69,20 @@ async function route() {
   }
 }
 
+// The rules page (/rules, served by the server) in the client's language.
+function linkRules() {
+  document.getElementById("rules-link").href = `/rules?lang=${document.documentElement.lang}`;
+}
+
 function start() {
   setLanguage(pickLanguage());
+  linkRules();
   player();
   const select = document.getElementById("language");
   select.value = document.documentElement.lang;
   select.addEventListener("change", () => {
     setLanguage(select.value);
+    linkRules();
     route();
   });
   document.querySelector(".skip").addEventListener("click", (event) => {
