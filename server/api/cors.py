@@ -2,10 +2,12 @@
 every `/api/` route.
 
 CORS is `aiohttp-cors`, set on every `/api/` resource: any origin, no credentials (tokens are
-explicit, there are no cookies), the same allowed and exposed headers as before. The library
-echoes the request's `Origin` instead of answering `*`, and answers a preflight with `200` and the
-one method asked; since the answer then depends on the `Origin`, every `/api/` answer carries
-`Vary: Origin` so that a shared cache never hands one origin's answer to another.
+explicit, there are no cookies), the headers below allowed and exposed (`If-None-Match` is
+allowed too, so that a page may make its own conditional reads; a browser's cache sends it
+without a preflight). The library echoes the request's `Origin` instead of answering `*`, and
+answers a preflight with `200` and the one method asked; since the answer then depends on the
+`Origin`, every `/api/` answer carries `Vary: Origin` so that a shared cache never hands one
+origin's answer to another.
 """
 
 from __future__ import annotations
@@ -13,8 +15,31 @@ from __future__ import annotations
 import aiohttp_cors
 from aiohttp import web
 
-ALLOWED_HEADERS = ("Authorization", "Content-Type", "Idempotency-Key", "Accept-Language")
-EXPOSED_HEADERS = ("Location", "Retry-After", "Link", "Content-Language", "Idempotent-Replayed")
+ALLOWED_HEADERS = (
+    "Authorization",
+    "Content-Type",
+    "Idempotency-Key",
+    "Accept-Language",
+    "X-Request-Id",
+    "If-None-Match",
+)
+"""What a page may send beside the CORS-safelisted headers: its token, a JSON body's type, an
+idempotency key, a language, its own request id, and the entity tag of a conditional read."""
+EXPOSED_HEADERS = (
+    "Location",
+    "Retry-After",
+    "Link",
+    "Content-Language",
+    "Content-Disposition",
+    "Idempotent-Replayed",
+    "X-Request-Id",
+    "RateLimit",
+    "RateLimit-Policy",
+    "WWW-Authenticate",
+    "ETag",
+)
+"""What a page may read beside the CORS-safelisted response headers (`Content-Type` and the
+like): every header the API sends that a client acts on."""
 ALLOWED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 CORS_MAX_AGE_S = 86400
 
