@@ -2,10 +2,14 @@
 `asyncapi.yaml`, its messages the models of `server.api.schemas`).
 
 Each connection reads its messages in order and answers each; the action path is the same
-use-case (`GameService.act`) and the same transaction as `POST /api/v1/games/{id}/moves`. A
+use-case (`GameService.act`) and the same transaction as `POST /api/v1/games/{id}/moves`;
+`abandon` and `hint` are the use-cases of `POST .../abandon` and `GET .../hint`, with their
+scope and refusals (a hint holds the player's one costly request, as over HTTP). A
 connection is its outbox (`outbox.py`: the bounded queue, backpressure, closing), the games it
 watches (`games.py`) and the races it watches (`races.py`); this module reads its messages.
-A socket whose session ends is closed with 4401 (`guard.py`).
+A socket whose session ends is closed with 4401; a message over the rate budget is answered
+with a 429 `error`, and only the next one within its `retry_after` closes the socket with 1008
+(`guard.py`).
 """
 
 from __future__ import annotations
