@@ -1,19 +1,27 @@
 """`GET /api/v1/games/{id}/legal` over HTTP (SPEC 2.3): on games of both rules played at random
 it answers exactly the moves the engine accepts (and the server then accepts each of them, and
 refuses what is not listed), with the game's version and whether an undo is accepted; nothing
-once the game is over; the game's visibility; and no parameters."""
+once the game is over, nor for a race game at its deadline; the game's visibility; and no
+parameters."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from typing import Any
 
 from aiohttp.test_utils import TestClient
 
+from server.app import create_app
 from server.engine import CARDS, DealCode, Game, IllegalMove, Move
 from server.engine.cards import FOUNDATION
+from server.keys import RACES
+from server.settings import Settings
+from tests.api.boards_helpers import NOW, Clock
 from tests.api.helpers import action_body, local_game, problem, vectors
-from tests.conftest import Api
+from tests.api.test_races import COUNTDOWN_MS, Db, players, race_with_line, seat
+from tests.api.test_races import act as race_act
+from tests.conftest import Api, ClientFactory
 
 PLACE_ORDER = [FOUNDATION, 0, 1, 2, 3, 4, 5, 6]
 
@@ -137,3 +145,47 @@ async def test_no_parameters(client: TestClient[Any, Any], api: Api) -> None:
     game = await api.game(auth, code="RU1-R-AAAAAFN")
     found = await problem(await client.get(f"/api/v1/games/{game['id']}/legal?card=AS"), 422)
     assert "card" in str(found)
+
+
+async def test_a_race_game_lists_its_moves_in_the_countdown_and_none_past_its_deadline(
+    settings: Settings, aiohttp_client: ClientFactory, database_url: str
+) -> None:
+    """A race game's moves are those of its position from the countdown on (accepted from
+    `starts_at`), hidden from others while the race is on, and none at its deadline, even
+    before the server has ended the race (its tick held back here)."""
+    clock = Clock(NOW)
+    client = await aiohttp_client(create_app(settings, clock=clock))
+    db = Db(database_url)
+    try:
+        races = client.app[RACES]
+        assert races.ticker is not None
+        races.ticker.cancel()
+        await asyncio.gather(races.ticker, return_exceptions=True)
+        ana, ben, eve = await players(client, "ana", "ben", "eve")
+        race, code, line = await race_with_line(client, db, ana, 2, seats=2, time_limit_s=60)
+        games = (await seat(client, race["id"], "join", ben))["games"]
+        game_id = games[ana.id]
+        starts = NOW + COUNTDOWN_MS
+
+        counting = await legal(client, game_id, **ana.auth)
+        assert (counting["moves"], counting["undo"]) == accepted(local_game(code))
+        await problem(await client.get(f"/api/v1/games/{game_id}/legal"), 403)
+        await problem(await client.get(f"/api/v1/games/{game_id}/legal", headers=eve.auth), 403)
+
+        clock.now = starts
+        assert await legal(client, game_id, **ana.auth) == counting
+        await race_act(client, ana, game_id, line[0])
+        clock.now = starts + 60_000 - 1
+        moved = await legal(client, game_id, **ana.auth)
+        assert (moved["moves"], moved["undo"]) == accepted(local_game(code, line[:1]))
+        assert moved["undo"] is True
+        clock.now = starts + 60_000
+        assert await legal(client, game_id, **ana.auth) == {
+            "version": moved["version"],
+            "moves": [],
+            "undo": False,
+        }
+        game = await (await client.get(f"/api/v1/games/{game_id}", headers=ana.auth)).json()
+        assert game["status"] == "active"  # not ended yet: the deadline alone stops the moves
+    finally:
+        await db.close()
