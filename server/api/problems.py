@@ -133,7 +133,7 @@ def _http_problem(exc: web.HTTPException, lang: str) -> web.Response:
         ),
     }
     slug, name, detail = slugs.get(
-        exc.status, ("http-error", exc.reason or "Error", exc.text or exc.reason or "Error")
+        exc.status, ("http-error", "HTTP error", exc.text or exc.reason or "Error")
     )
     if isinstance(exc, web.HTTPMethodNotAllowed):
         headers["Allow"] = ", ".join(sorted(exc.allowed_methods))
