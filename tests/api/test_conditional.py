@@ -5,8 +5,10 @@ revealed at its day's end without a move, and between two viewers who see differ
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import yaml
 from aiohttp.test_utils import TestClient
 
 from server.app import create_app
@@ -15,6 +17,7 @@ from tests.api.boards_helpers import DAY, Clock
 from tests.conftest import Api, ClientFactory
 from tests.names import unique_name
 
+DOCUMENT = Path(__file__).resolve().parents[2] / "openapi.yaml"
 DEAL = "RU1-C-AAAAAFN"
 FIRST = {"card": "AC", "to": "f"}  # a legal first move of DEAL
 
@@ -165,3 +168,23 @@ async def test_the_clock_alone_changes_no_tag(
     assert (await read(client, race_path, race_tag))[0] == 304
     await api.act(auth, game["id"], {"action": "undo"})
     assert (await read(client, path, tag))[0] == 200
+
+
+def test_the_document_has_conditional_reads_on_every_json_read() -> None:
+    """Every GET under /api/ whose 200 is a JSON document (the exports aside: no-store)
+    documents If-None-Match, its ETag and the 304, as the middleware answers them."""
+    document = yaml.safe_load(DOCUMENT.read_text(encoding="utf-8"))
+    reads = 0
+    for path, item in document["paths"].items():
+        operation = item.get("get")
+        if not path.startswith("/api/") or operation is None:
+            continue
+        ok = operation["responses"].get("200", {})
+        if "application/json" not in ok.get("content", {}) or "export" in path:
+            continue
+        reads += 1
+        names = {p.get("$ref", "").rsplit("/", 1)[-1] for p in operation.get("parameters", [])}
+        assert "IfNoneMatch" in names, path
+        assert "ETag" in ok["headers"], path
+        assert operation["responses"]["304"] == {"$ref": "#/components/responses/NotModified"}
+    assert reads >= 15

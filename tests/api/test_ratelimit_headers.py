@@ -8,20 +8,30 @@ from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from aiohttp.test_utils import TestClient
 
-from server.api.limits import ADDRESS_FACTOR, IN_FLIGHT_PER_ADDRESS, SIGNIN_LIMIT
+from server.api.limits import (
+    ADDRESS_FACTOR,
+    IN_FLIGHT_PER_ADDRESS,
+    SIGNIN_LIMIT,
+    SOCKETS_PER_ADDRESS,
+    SOCKETS_PER_PLAYER,
+)
 from server.app import create_app
 from server.keys import BUDGET
+from server.services.workers import PER_ADDRESS, PER_CLIENT, QUEUE
 from server.settings import DEFAULT_SIGNUP_LIMIT, Settings
 from tests.api.helpers import problem
 from tests.conftest import ClientFactory
 from tests.names import unique_name
 from tests.redis_support import redis as redis
 
+DOCUMENT = Path(__file__).resolve().parents[2] / "openapi.yaml"
 RATE = 0.625
 """5 requests every 8 seconds."""
 QUOTA, WINDOW = 5, 8
@@ -253,3 +263,51 @@ async def test_r_counts_down_across_processes_sharing_redis(
         return await apps[sent % 2].get("/api/v1/daily", headers=at(address))
 
     assert await count_down(apps[0], send, "anonymous", QUOTA) == [4, 3, 2, 1, 0]
+
+
+def openapi() -> dict[str, Any]:
+    loaded = yaml.safe_load(DOCUMENT.read_text(encoding="utf-8"))
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def test_the_document_names_every_limit_with_its_figure() -> None:
+    """The Limits section of openapi.yaml says the figures the code has."""
+    text = " ".join(openapi()["info"]["description"].split())
+    limits = text[text.index("**Limits.**") : text.index("**CORS.**")]
+    rate = Settings(database_url="sqlite:///unused.db").rate_limit
+    for figure in (
+        f"`RATE_LIMIT` requests a second (**{rate:g}**",
+        f"{ADDRESS_FACTOR} times that (**{rate * ADDRESS_FACTOR:g}** a second)",
+        f"**{DEFAULT_SIGNUP_LIMIT} a minute** per address (`SIGNUP_LIMIT`)",
+        f"**{SIGNIN_LIMIT} a minute** per address",
+        f"**{IN_FLIGHT_PER_ADDRESS} requests** being answered at once",
+        f"**{PER_CLIENT} at a time per client** and **{PER_ADDRESS} at a time per address**",
+        f"**1 running and {QUEUE} waiting**",
+        f"**{SOCKETS_PER_PLAYER} per player** and **{SOCKETS_PER_ADDRESS} per address**",
+        f'"in-flight";q={IN_FLIGHT_PER_ADDRESS};qu="concurrent-requests"',
+        f'"costly-address";q={PER_ADDRESS};qu="concurrent-requests"',
+    ):
+        assert figure in limits, figure
+
+
+def test_every_api_answer_documents_the_headers() -> None:
+    """Every /api/ operation's success (and handshake) documents RateLimit-Policy and
+    RateLimit, and so does the 429."""
+    document = openapi()
+    for path, item in document["paths"].items():
+        if not path.startswith("/api/"):
+            continue
+        for method, operation in item.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            for status, response in operation["responses"].items():
+                if status[0] in "12" and "$ref" not in response:
+                    headers = response.get("headers", {})
+                    assert {"RateLimit-Policy", "RateLimit"} <= set(headers), (
+                        method,
+                        path,
+                        status,
+                    )
+    refused = document["components"]["responses"]["TooManyRequests"]["headers"]
+    assert {"Retry-After", "RateLimit-Policy", "RateLimit"} <= set(refused)
