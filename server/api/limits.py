@@ -50,7 +50,9 @@ the state of the budget nearest to its end, the one with the fewest requests lef
 as few, the one that frees up later): `"player";r=37;t=1`, `r` the requests it still allows,
 `t` the seconds until the oldest request of its window leaves it (so that `r` grows again):
 on a `429`, `r=0` and `t` is the `Retry-After`. The figures are read from the `limits` storage
-(`get_window_stats`) right after the request is charged, one read per budget: a client that
+(`get_window_stats`) right after the request is charged, one read per budget (measured on a busy
+2-core machine: 8 us a budget in memory, as much as its hit; in Redis one round trip, at best
+170 us a budget against 370 to 520 for its hit; asking both at once was no faster): a client that
 paces itself by `r` is refused exactly when `r` was `0` (in one process, or with Redis in every
 one). A refusal by the in-flight cap charges no budget: it names that cap as
 `"in-flight";q=16;qu="concurrent-requests"` with `r=0;t=1`. When the storage cannot be reached
