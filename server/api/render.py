@@ -16,6 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from server.api.schemas import (
+    NOTICES,
     AbandonedOut,
     EventOut,
     FollowingMeOut,
@@ -545,7 +546,9 @@ def notice_message(notice: Notice) -> NoticeOut:
         NOTICE_TIMES.get(name, name): iso(value) if name in NOTICE_TIMES else value
         for name, value in notice.data.items()
     }
-    return NoticeOut(id=notice.id, kind=notice.kind, at=iso(notice.at_ms) or "", **fields)
+    return NOTICES.validate_python(
+        {"type": "notice", "id": notice.id, "kind": notice.kind, "at": iso(notice.at_ms), **fields}
+    )
 
 
 def following_me_message(mid: str | int | None, last: int) -> FollowingMeOut:

@@ -691,16 +691,88 @@ class FollowingMeOut(MessageOut):
     last: Version
 
 
-class NoticeOut(MessageOut):
-    """An event that concerns the player (`server.services.notices`): its `id` (growing per
-    player), `kind`, `at`, and the fields of its kind beside them."""
+class NoticeRatingOut(MessageOut):
+    """A race rating after a race (as in the player's statistics)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    mu: float
+    sigma: float
+    ordinal: float
+    races: Annotated[StrictInt, Field(ge=1)]
+
+
+class NoticeBase(MessageOut):
+    """An event that concerns the player (`server.services.notices`): its `id` (growing by one
+    per player), `kind`, `at` (RFC 3339), and the fields of its kind beside them. One model per
+    kind's fields (`NoticeOut`)."""
 
     type: Literal["notice"] = "notice"
-    id: Version
-    kind: str
+    id: Annotated[StrictInt, Field(ge=1)]
     at: str
+
+
+class SeatNoticeOut(NoticeBase):
+    """Someone else took (`race_joined`) or gave up (`race_left`) a seat in the player's race."""
+
+    kind: Literal["race_joined", "race_left"]
+    race_id: Uuid
+    player: PlayerRefOut
+
+
+class StartingNoticeOut(NoticeBase):
+    """The countdown of the player's race began: it starts at `starts_at`, with `game_id`."""
+
+    kind: Literal["race_starting"]
+    race_id: Uuid
+    starts_at: str
+    game_id: Uuid
+
+
+class FinishedNoticeOut(NoticeBase):
+    """The player's race ended: their place, and their rating after it and its ordinal's change
+    (both null when the race changed no rating of theirs)."""
+
+    kind: Literal["race_finished"]
+    race_id: Uuid
+    place: Annotated[StrictInt, Field(ge=1)] | None
+    rating: NoticeRatingOut | None
+    ordinal_change: float | None
+
+
+class GameEndedNoticeOut(NoticeBase):
+    """One of the player's games ended without them acting (`timed_out`: its race's deadline)."""
+
+    kind: Literal["game_ended"]
+    game_id: Uuid
+    race_id: Uuid | None
+    reason: Literal["timed_out"]
+
+
+class DailyNoticeOut(NoticeBase):
+    """A day whose daily deal the player played has ended: its code is public."""
+
+    kind: Literal["daily_revealed"]
+    date: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+    rule: Literal["classic", "relaxed"]
+    code: str
+
+
+class SessionNoticeOut(NoticeBase):
+    """One of the player's sessions ended (this one's streams end with it)."""
+
+    kind: Literal["session_revoked"]
+    session_id: Uuid
+
+
+NoticeOut = (
+    SeatNoticeOut
+    | StartingNoticeOut
+    | FinishedNoticeOut
+    | GameEndedNoticeOut
+    | DailyNoticeOut
+    | SessionNoticeOut
+)
+NOTICES: TypeAdapter[NoticeOut] = TypeAdapter(Annotated[NoticeOut, Field(discriminator="kind")])
+"""Reads a notice as the model of its kind."""
 
 
 class ErrorOut(MessageOut):
@@ -726,6 +798,11 @@ ServerMessage = (
     | UnwatchedRaceOut
     | PongOut
     | FollowingMeOut
-    | NoticeOut
+    | SeatNoticeOut
+    | StartingNoticeOut
+    | FinishedNoticeOut
+    | GameEndedNoticeOut
+    | DailyNoticeOut
+    | SessionNoticeOut
     | ErrorOut
 )

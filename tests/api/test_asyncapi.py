@@ -36,6 +36,7 @@ from referencing.jsonschema import DRAFT7
 from server.api.schemas import CLIENT_MESSAGES, ClientMessage, ServerMessage
 from server.app import create_app
 from server.files import asyncapi_path, openapi_path
+from server.keys import NOTICES
 from server.settings import Settings
 from tests.api.boards_helpers import NOW, Clock
 from tests.api.helpers import Player, new_player
@@ -561,6 +562,37 @@ async def test_a_live_session_speaks_only_the_documented_messages(
     assert all("rating" in s for s in finished["race"]["standings"]), finished
     left = await spectator.request({"type": "unwatch_race", "id": "bye", "race_id": race_id})
     assert left["race_id"] == race_id
+
+    # A player's own events (SPEC 2.6.2): ana follows; the others and the server cause them.
+    follower = await connect(ana)
+    await follower.request({"type": "follow_me", "id": "me", "since": 0})
+    kinds = [m["kind"] for m in follower.pushed]  # the race's, missed: sent before following_me
+    assert kinds == ["race_joined", "race_starting", "race_finished"], kinds
+    body = {"seats": 3, "winnable": False, "time_limit_s": 60}
+    response = await timed.post("/api/v1/races", json=body, headers=ana.auth)
+    assert response.status == 201, await response.text()
+    second = (await response.json())["id"]
+    for action, who in (("join", bo), ("leave", bo), ("join", bo), ("start", ana)):
+        response = await timed.post(f"/api/v1/races/{second}/{action}", headers=who.auth)
+        assert response.status == 200, await response.text()
+    clock.now += COUNTDOWN_MS + 61_000  # past the deadline: the server times the games out
+    timed_out = await follower.until(lambda m: m.get("kind") == "game_ended", SETTLE_S)
+    assert timed_out["reason"] == "timed_out", timed_out
+    await follower.until(lambda m: m.get("kind") == "race_finished", SETTLE_S)
+    response = await timed.post("/api/v1/games", json={"daily": True}, headers=ana.auth)
+    assert response.status == 201, await response.text()
+    clock.now += 24 * 3600 * 1000
+    await timed.app[NOTICES].reveal_daily()
+    await follower.until(lambda m: m.get("kind") == "daily_revealed")
+    password = {"password": "correct horse battery"}
+    response = await timed.put("/api/v1/me/password", json=password, headers=ana.auth)
+    assert response.status == 204, await response.text()
+    response = await timed.post("/api/v1/sessions", json={"name": "ana", **password})
+    assert response.status == 201, await response.text()
+    other = {"Authorization": f"Bearer {(await response.json())['token']}"}
+    response = await timed.delete("/api/v1/me/sessions/current", headers=other)
+    assert response.status == 204, await response.text()
+    await follower.until(lambda m: m.get("kind") == "session_revoked")
 
     # Every message of the document was sent or received, each the way the document says.
     assert document.sent == document.client
