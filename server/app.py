@@ -82,6 +82,7 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     app[APPS] = AppService(readers, writers, app[SESSIONS], clock)
     app[PLAYERS] = PlayerService(readers, writers, app[SESSIONS], clock)
     app[SERVICE] = GameService(readers, writers, committer, broker, clock)
+    app[SERVICE].on_ended = app[NOTICES].game_ended  # the action limit's game_ended
     cursors = Cursors(await load_server_secret(writers, CURSOR_SECRET))
     app[BOARDS] = BoardService(readers, cursors, clock)
     deal_secret = (

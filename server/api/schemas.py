@@ -739,12 +739,13 @@ class FinishedNoticeOut(NoticeBase):
 
 
 class GameEndedNoticeOut(NoticeBase):
-    """One of the player's games ended without them acting (`timed_out`: its race's deadline)."""
+    """One of the player's games ended without them choosing it: `timed_out` (its race's
+    deadline) or `action_limit` (its 5,000th action ended it)."""
 
     kind: Literal["game_ended"]
     game_id: Uuid
     race_id: Uuid | None
-    reason: Literal["timed_out"]
+    reason: Literal["timed_out", "action_limit"]
 
 
 class DailyNoticeOut(NoticeBase):

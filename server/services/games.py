@@ -162,6 +162,9 @@ class GameService:
         self.cache = GameCache()
         self.on_race_change: Callable[[Applied], Awaitable[None]] | None = None
         """Told of every committed change to a race game (the race's standings changed)."""
+        self.on_ended: Callable[[str, str, str | None, str], Awaitable[None]] | None = None
+        """Told (player id, game id, race id, reason) when a game ends without its player
+        choosing it by an action of theirs (the action limit), after the commit."""
 
     # ---------------------------------------------------------------- games
 
@@ -329,7 +332,20 @@ class GameService:
             raise
         if not applied.replayed:
             metrics.action_applied(applied.view.row.rule)
+            if applied.move is not None and applied.view.game.status is Status.ABANDONED:
+                await self._limit_reached(applied)  # a move that ends a game: the action limit
         return applied
+
+    async def _limit_reached(self, applied: Applied) -> None:
+        """Tells the player that the action limit ended their game (`on_ended`), after the
+        commit: the change is acknowledged whatever happens here."""
+        if self.on_ended is None:
+            return
+        row = applied.view.row
+        try:
+            await self.on_ended(row.player_id, row.id, row.race_id, "action_limit")
+        except Exception:
+            log.exception("game %s: telling its player of the action limit failed", row.id)
 
     async def abandon(self, player: Principal, game_id: str) -> Applied:
         def decide(view: GameView) -> Decision:

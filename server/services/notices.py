@@ -26,8 +26,11 @@ its reveal.
   race rating of the rule after the race) and `ordinal_change` (after minus before), both null
   when the race changed no rating of theirs.
 - `game_ended`: `game_id`, `race_id`, `reason`: one of the player's games ended without them
-  acting. The one reason so far is `timed_out` (a race's deadline), told when the race ends,
-  in the race's ending transaction (so exactly once, whichever process ends it).
+  acting: `timed_out` (a race's deadline), told when the race ends, in the race's ending
+  transaction (so exactly once, whichever process ends it); `action_limit` (the game's last
+  accepted action was its 5,000th: the game ended with it), told right after that action's
+  commit, in a transaction of its own (a game's change commits through the committer, which
+  carries no notice): a process that stops in between loses that one notice.
 - `daily_revealed`: `date`, `rule`, `code`: a day whose daily deal the player played has ended,
   and its code is public. Every process checks every `DAILY_CHECK_S` whether yesterday (UTC)
   was announced (one indexed read): the first to insert the mark `daily:<date>` posts the
@@ -139,6 +142,17 @@ class NoticeService:
                 await self.broker.signal(notices_key(player_id))
             except Exception:  # the notice is kept: a follower finds it on its next read
                 log.exception("signalling the notices of %s failed", player_id)
+
+    async def game_ended(
+        self, player_id: str, game_id: str, race_id: str | None, reason: str
+    ) -> None:
+        """`game_ended` in a transaction of its own, right after the commit of the change that
+        ended the game (`GameService.on_ended`: a game's changes commit through the committer,
+        which takes no notice with them)."""
+        data = {"game_id": game_id, "race_id": race_id, "reason": reason}
+        async with self.writers.begin() as session:
+            told = await self.post(session, player_id, "game_ended", data)
+        await self.signal(told)
 
     # ---------------------------------------------------------------- following
 

@@ -17,15 +17,17 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient
 from openskill.models import PlackettLuce
 from sqlalchemy import select
 
 from server.keys import NOTICES
+from server.services import games as games_module
 from server.services.notices import KEEP, KINDS
 from server.store.models import Race, Rating
 from tests.api.boards_helpers import Clock
-from tests.api.helpers import Player, new_player, parse_iso
+from tests.api.helpers import Player, action_body, new_player, parse_iso
 from tests.api.test_races import CARD_STRINGS, Db, Socket, client, clock, code_forms, db
 
 __all__ = ["client", "clock", "db"]  # the fixtures
@@ -246,3 +248,22 @@ async def test_old_notices_are_pruned_but_the_last_hundred_stay(
     kept = [n.id for n in await notices.since(ana.id, 0, 1000)]
     assert kept == list(range(KEEP + 21 - KEEP + 1, KEEP + 22))
     assert len(kept) == KEEP
+
+
+async def test_the_action_limit_ending_a_game_is_told(
+    client: TestClient[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limit (5,000 actions) made small: the action that reaches it ends the game, and the
+    player hears why; the actions before it tell nothing."""
+    monkeypatch.setattr(games_module, "MAX_ACTIONS", 3)
+    ana = await new_player(client, "ana-limit")
+    socket, _, _ = await follow(client, ana)
+    game = await call(client, "POST", "/api/v1/games", ana, {"code": "RU1-C-AAAAAFN"}, 201)
+    for text in ("3D-t3", "QD-t4"):
+        await call(client, "POST", f"/api/v1/games/{game['id']}/moves", ana, action_body(text))
+    await socket.quiet(0.3)
+    last = await call(client, "POST", f"/api/v1/games/{game['id']}/moves", ana, action_body("AC-f"))
+    assert last["game"]["status"] == "abandoned"
+    told = await notice(socket)
+    assert told["kind"] == "game_ended"
+    assert (told["game_id"], told["race_id"], told["reason"]) == (game["id"], None, "action_limit")
