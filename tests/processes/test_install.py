@@ -168,6 +168,18 @@ def test_the_installed_server_migrates_and_serves_the_api_documents(
             assert status == 200, name
             assert body == (web / name).read_bytes(), name
 
+        # The rules and the problem pages, rendered from the Markdown in the package
+        # (server/rules/: package data) by markdown-it-py (a dependency of the wheel).
+        rules = sorted(p.name for p in (ROOT / "server" / "rules").glob("*.md"))
+        assert len(rules) == 6, rules
+        for lang in ("en", "ro", "he"):
+            for path in ("/rules", "/problems", "/problems/illegal-move"):
+                status, body = get(f"{base}{path}?lang={lang}")
+                assert status == 200, (path, lang, body[:300])
+                assert f'<html lang="{lang}"'.encode() in body, (path, lang)
+            status, body = get(f"{base}/rules?lang={lang}")
+            assert b'id="rule-group_too_large"' in body and b"<table>" in body, lang
+
         head = ScriptDirectory(str(ROOT / "migrations")).get_current_head()
         assert head is not None
         with sqlite3.connect(database) as connection:
