@@ -175,6 +175,27 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": "numele are mai mult de {n} caractere",
         "he": "השם ארוך מ-{n} תווים",
     },
+    "the name is longer than {n} code points": {
+        "ro": "numele are mai mult de {n} puncte de cod",
+        "he": "השם ארוך מ-{n} נקודות קוד",
+    },
+    "the name holds an invisible or control character ({char})": {
+        "ro": "numele conține un caracter invizibil sau de control ({char})",
+        "he": "בשם יש תו בלתי נראה או תו בקרה ({char})",
+    },
+    "a combining mark in the name follows no letter": {
+        "ro": "un semn diacritic combinat din nume nu urmează nicio literă",
+        "he": "סימן מצטרף בשם אינו בא אחרי אות",
+    },
+    "the name stacks more than {n} combining marks on one character": {
+        "ro": "numele pune mai mult de {n} semne diacritice combinate pe un caracter",
+        "he": "השם מערים יותר מ-{n} סימנים מצטרפים על תו אחד",
+    },
+    "the name is too long once its compatibility characters are spelled out": {
+        "ro": "numele este prea lung odată ce caracterele lui de compatibilitate sunt scrise în "
+        "întregime",
+        "he": "השם ארוך מדי כשתווי התאימות שלו נכתבים במלואם",
+    },
     "the name is blank: it has no visible character": {
         "ro": "numele este gol: nu are niciun caracter vizibil",
         "he": "השם ריק: אין בו אף תו גלוי",
@@ -399,6 +420,50 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": "Nu s-a găsit o împărțire a zilei garantat câștigabilă pentru această zi.",
         "he": "לא נמצאה ליום הזה חלוקה יומית שמובטח שניתן לנצח בה.",
     },
+    "Refused: {reason*}.": {"ro": "Refuzat: {reason}.", "he": "נדחה: {reason}."},
+    "too many connections from this address (at most {n})": {
+        "ro": "prea multe conexiuni de la această adresă (cel mult {n})",
+        "he": "יותר מדי חיבורים מהכתובת הזו (לכל היותר {n})",
+    },
+    "too many connections of this player (at most {n})": {
+        "ro": "prea multe conexiuni ale acestui jucător (cel mult {n})",
+        "he": "יותר מדי חיבורים של השחקן הזה (לכל היותר {n})",
+    },
+    # ---------------------------------------------------------------- query parameters, streams
+    "expected true or false (exactly, in lower case)": {
+        "ro": "se aștepta true sau false (exact așa, cu litere mici)",
+        "he": "נדרש true או false (בדיוק כך, באותיות קטנות)",
+    },
+    "expected an RFC 3339 date-time such as 2026-01-02T03:04:05Z or 2026-01-02T05:04:05+02:00 "
+    "(the offset may be left out for UTC){rest*}": {
+        "ro": "se aștepta o dată și o oră RFC 3339, de exemplu 2026-01-02T03:04:05Z sau "
+        "2026-01-02T05:04:05+02:00 (decalajul poate lipsi pentru UTC){rest}",
+        "he": "נדרשים תאריך ושעה לפי RFC 3339, למשל 2026-01-02T03:04:05Z או "
+        "2026-01-02T05:04:05+02:00 (אפשר להשמיט את ההיסט עבור UTC){rest}",
+    },
+    "expected an RFC 3339 date-time such as 2026-01-02T03:04:05Z or 2026-01-02T05:04:05+02:00 "
+    "(the offset may be left out for UTC)": {
+        "ro": "se aștepta o dată și o oră RFC 3339, de exemplu 2026-01-02T03:04:05Z sau "
+        "2026-01-02T05:04:05+02:00 (decalajul poate lipsi pentru UTC)",
+        "he": "נדרשים תאריך ושעה לפי RFC 3339, למשל 2026-01-02T03:04:05Z או "
+        "2026-01-02T05:04:05+02:00 (אפשר להשמיט את ההיסט עבור UTC)",
+    },
+    "; send the + of an offset as %2B": {
+        "ro": "; trimiteți + al unui decalaj ca %2B",
+        "he": "; שלחו את ה-+ של היסט כ-%2B",
+    },
+    ": an offset is at most 23:59": {
+        "ro": ": un decalaj este cel mult 23:59",
+        "he": ": היסט הוא לכל היותר 23:59",
+    },
+    ": no such date or time": {
+        "ro": ": nu există o asemenea dată sau oră",
+        "he": ": אין תאריך או שעה כאלה",
+    },
+    "expected the id of an event of this stream (an integer)": {
+        "ro": "se aștepta id-ul unui eveniment al acestui flux (un număr întreg)",
+        "he": "נדרש המזהה של אירוע בזרם הזה (מספר שלם)",
+    },
     # ---------------------------------------------------------------- notation (the engine)
     "invalid {kind*} {text}: {reason*}": {
         "ro": "{kind} nevalid(ă) {text}: {reason}",
@@ -435,6 +500,45 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "he": "טקסט של מהלך הוא ASCII, למשל '7H-t5'",
     },
     "expected {forms}": {"ro": "se aștepta {forms}", "he": "נדרש {forms}"},
+    "expected {first}, or {second}": {
+        "ro": "se aștepta {first} sau {second}",
+        "he": "נדרש {first} או {second}",
+    },
+    "{reason*}: expected {form}": {
+        "ro": "{reason}: se aștepta {form}",
+        "he": "{reason}: נדרש {form}",
+    },
+    "an RU2 seed is four groups of 7 letters A-Z joined by dashes": {
+        "ro": "o sămânță RU2 are patru grupuri de câte 7 litere A-Z unite prin cratime",
+        "he": "זרע RU2 הוא ארבע קבוצות של 7 אותיות A-Z המחוברות במקפים",
+    },
+    "the seed's four groups of 7 letters must be joined by dashes": {
+        "ro": "cele patru grupuri de câte 7 litere ale seminței trebuie unite prin cratime",
+        "he": "ארבע הקבוצות של 7 אותיות בזרע חייבות להיות מחוברות במקפים",
+    },
+    "the parts of an RU2 code are joined by dashes (other separators and codes without their "
+    "dashes are refused)": {
+        "ro": "părțile unui cod RU2 sunt unite prin cratime (alți separatori și codurile fără "
+        "cratime sunt refuzate)",
+        "he": "החלקים של קוד RU2 מחוברים במקפים (מפרידים אחרים וקודים בלי מקפים נדחים)",
+    },
+    "group {index} of the seed is {what}: each group is exactly 7 letters A-Z; expected {form}": {
+        "ro": "grupul {index} al seminței este {what}: fiecare grup are exact 7 litere A-Z; "
+        "se aștepta {form}",
+        "he": "הקבוצה {index} של הזרע היא {what}: כל קבוצה היא בדיוק 7 אותיות A-Z; נדרש {form}",
+    },
+    "the seed is too large: an RU2 seed must be below 2**128 (the largest is {largest})": {
+        "ro": "sămânța este prea mare: o sămânță RU2 trebuie să fie sub 2**128 (cea mai mare este "
+        "{largest})",
+        "he": "הזרע גדול מדי: זרע RU2 חייב להיות קטן מ-2**128 (הגדול ביותר הוא {largest})",
+    },
+    "a deal code is ASCII text: RU1-<C|R>-<7 letters A-Z> or RU2-<C|R>-<four groups of 7 "
+    "letters A-Z>": {
+        "ro": "un cod de împărțire este text ASCII: RU1-<C|R>-<7 litere A-Z> sau "
+        "RU2-<C|R>-<patru grupuri de câte 7 litere A-Z>",
+        "he": "קוד חלוקה הוא טקסט ASCII: RU1-<C|R>-<7 אותיות A-Z> או "
+        "RU2-<C|R>-<ארבע קבוצות של 7 אותיות A-Z>",
+    },
     "the seed must be exactly 7 letters A-Z": {
         "ro": "sămânța trebuie să aibă exact 7 litere A-Z",
         "he": "הזרע חייב להיות בדיוק 7 אותיות A-Z",
@@ -496,6 +600,10 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
     "Input should be a valid dictionary or instance of {model}": {
         "ro": "Valoarea trebuie să fie un obiect ({model})",
         "he": "הערך חייב להיות אובייקט ({model})",
+    },
+    "Input should be {options} or {last}": {
+        "ro": "Valoarea trebuie să fie {options} sau {last}",
+        "he": "הערך חייב להיות {options} או {last}",
     },
     "Input should be {expected}": {
         "ro": "Valoarea trebuie să fie {expected}",
@@ -567,33 +675,55 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
 @dataclass(frozen=True, slots=True)
 class Template:
     english: str
-    pattern: re.Pattern[str]
+    strict: re.Pattern[str]
+    """Matches when each `{name*}` part but the last is one of the catalogue's fixed texts."""
+    loose: re.Pattern[str]
+    """Matches whatever the parts are."""
     phrases: frozenset[str]
     """The placeholders whose parts are texts of the catalogue themselves."""
     texts: dict[str, str]
 
 
-def _template(english: str, texts: dict[str, str]) -> Template:
-    parts: list[str] = []
+def _template(english: str, texts: dict[str, str], known: str) -> Template:
+    strict: list[str] = []
+    loose: list[str] = []
     phrases: set[str] = set()
     position = 0
-    for match in PLACEHOLDER.finditer(english):
-        parts.append(re.escape(english[position : match.start()]))
-        parts.append(f"(?P<{match[1]}>.+?)")
+    matches = list(PLACEHOLDER.finditer(english))
+    for match in matches:
+        literal = re.escape(english[position : match.start()])
+        strict.append(literal)
+        loose.append(literal)
+        name = match[1]
+        loose.append(f"(?P<{name}>.+?)")
         if match[2]:
-            phrases.add(match[1])
+            phrases.add(name)
+        if match[2] and match is not matches[-1]:
+            # The last part may be a template's text itself: it takes whatever is left.
+            strict.append(f"(?P<{name}>{known})")
+        else:
+            strict.append(f"(?P<{name}>.+?)")
         position = match.end()
-    parts.append(re.escape(english[position:]))
-    return Template(english, re.compile("".join(parts), re.DOTALL), frozenset(phrases), texts)
+    strict.append(re.escape(english[position:]))
+    loose.append(re.escape(english[position:]))
+    return Template(
+        english,
+        re.compile("".join(strict), re.DOTALL),
+        re.compile("".join(loose), re.DOTALL),
+        frozenset(phrases),
+        texts,
+    )
 
 
 @cache
 def _templates() -> tuple[dict[str, Template], list[Template]]:
     """(the fixed texts by their English, the templates: the most literal text first)."""
+    fixed_texts = sorted((e for e in CATALOGUE if not PLACEHOLDER.search(e)), key=len, reverse=True)
+    known = "|".join(re.escape(text) for text in fixed_texts)
     fixed: dict[str, Template] = {}
     varying: list[Template] = []
     for english, texts in CATALOGUE.items():
-        template = _template(english, texts)
+        template = _template(english, texts, known)
         if PLACEHOLDER.search(english):
             varying.append(template)
         else:
@@ -610,8 +740,11 @@ def translate(english: str, lang: str) -> str | None:
     found = fixed.get(english)
     if found is not None:
         return found.texts.get(lang)
-    for template in varying:
-        match = template.pattern.fullmatch(english)
+    # First with the phrases among the known texts (`invalid deal code ...`: the kind is "deal
+    # code", not "deal"), then with any parts.
+    tries = [(t, t.strict) for t in varying] + [(t, t.loose) for t in varying if t.phrases]
+    for template, pattern in tries:
+        match = pattern.fullmatch(english)
         if match is None or lang not in template.texts:
             continue
         values = {

@@ -114,7 +114,8 @@ class Connection:
         if warning is None:
             self.close_soon(CLOSE_POLICY, OVER_BUDGET)
         else:
-            self.outbox.send(warning)
+            problem = localize(warning.problem, self.lang)
+            self.outbox.send(ErrorOut(id=warning.id, problem=problem))
         return False
 
     def count_player(self) -> bool:
