@@ -10,6 +10,9 @@ Each event's `data` is the document the WebSocket sends for it (`server.api.rend
   the notices numbered above `n` that are kept (the last 100 at least, or 24 h), then the new
   ones; without it, the stream starts from now. The stream ends when the session of its own
   token ends (after its `session_revoked` event).
+- A stream opened with a token also ends when its session does not hold any more (revoked, or
+  an app's token expired), as the sockets' guard closes a socket: it checks at least every
+  `SESSION_CHECK_S` (one indexed read), so a revoked token reads nothing more after 2 s.
 - `/games/{id}/events` (anyone who may watch the game, with the same refusals as `watch`):
   exactly the messages a `watch` with `since` = `Last-Event-ID` gets over the WebSocket, each
   with the game's version as its `id:` and its message type as `event:`: the missed changes
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -49,17 +53,22 @@ from server.api.render import (
     watching_message,
 )
 from server.api.schemas import path_id
-from server.keys import BROKER, BUDGET, NOTICES, STREAMS, TEXTS
+from server.keys import BROKER, BUDGET, NOTICES, SESSIONS, STREAMS, TEXTS
 from server.live.broker import Change
 from server.services.errors import Problem
 from server.services.notices import PAGE
-from server.services.values import Applied
+from server.services.sessions import SessionService
+from server.services.values import Applied, Principal
+
+log = logging.getLogger(__name__)
 
 routes = web.RouteTableDef()
 
 KEEPALIVE_S = 10.0
 """A comment line at least this often (SPEC: at least every 15 s)."""
 QUEUE = 256
+SESSION_CHECK_S = 2.0
+"""A stream opened with a token checks at least this often that its session holds."""
 HEADERS = {"X-Accel-Buffering": "no"}
 """Tells a buffering proxy (nginx) to pass each event on at once."""
 
@@ -76,13 +85,14 @@ def last_event_id(request: web.Request) -> int | None:
 
 @contextlib.asynccontextmanager
 async def stream(
-    request: web.Request, player: str | None, wake: asyncio.Event
+    request: web.Request, who: Principal | None, wake: asyncio.Event
 ) -> AsyncIterator[Ending]:
     """The response, prepared, kept among the app's streams (ended at shutdown) and counted in
     the caps of open connections as a WebSocket is (per address, per player: over one, `429`
     before the stream starts)."""
     budget = request.app[BUDGET]
     address = budget.address(request)
+    player = who.id if who is not None else None
     over = budget.sockets.open(address, player)
     if over is not None:
         raise Problem(
@@ -96,7 +106,8 @@ async def stream(
         async with sse_response(request, ping_interval=KEEPALIVE_S, headers=HEADERS) as response:
             streams = request.app[STREAMS]
             streams.add(response)
-            ending = Ending(response, wake)
+            session_id = who.session_id if who is not None else None
+            ending = Ending(response, wake, request.app[SESSIONS], session_id)
             try:
                 yield ending
             finally:
@@ -111,20 +122,41 @@ class Ending:
     for the end for the stream's whole life: cancelling a wait on the stream's ping task would
     cancel the ping task itself, and so end the stream."""
 
-    def __init__(self, response: EventSourceResponse, wake: asyncio.Event) -> None:
+    def __init__(
+        self,
+        response: EventSourceResponse,
+        wake: asyncio.Event,
+        sessions: SessionService,
+        session_id: str | None,
+    ) -> None:
         self.response = response
         self.wake = wake
+        self.sessions = sessions
+        self.session_id = session_id
+        """The session of the request's token, if it had one: the stream ends with it."""
         self.ended = asyncio.create_task(response.wait())
 
     async def woken(self) -> bool:
-        """Waits for `wake` or the end; True when woken and the stream goes on."""
+        """Waits for `wake` or the end, at most `SESSION_CHECK_S`; False when the stream is to
+        end (the client went away, shutdown, or the token's session ended meanwhile)."""
         woken = asyncio.create_task(self.wake.wait())
         try:
-            await asyncio.wait([woken, self.ended], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                [woken, self.ended], timeout=SESSION_CHECK_S, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             woken.cancel()
             await asyncio.gather(woken, return_exceptions=True)
-        return self.wake.is_set() and self.response.is_connected()
+        if not self.response.is_connected():
+            return False
+        if not self.wake.is_set() and self.session_id is not None:
+            try:
+                alive = await self.sessions.alive([self.session_id])
+            except Exception:  # the database away: the stream goes on as it is
+                log.warning("checking the session of an event stream failed", exc_info=True)
+                return True
+            return self.session_id in alive
+        return True
 
     async def close(self) -> None:
         self.ended.cancel()
@@ -143,7 +175,7 @@ async def my_events(request: web.Request) -> web.StreamResponse:
         await notices.ready(player)
         last = await notices.last_id(player)
         sent = last if after is None else min(after, last)
-        async with stream(request, player, wake) as ending:
+        async with stream(request, principal, wake) as ending:
             response = ending.response
             while response.is_connected():
                 wake.clear()
@@ -192,7 +224,7 @@ async def game_events(request: web.Request) -> web.StreamResponse:
         await broker.ready(game_id)
         view, log = await service(request).missed(game_id, who, since, MISSED_LIMIT)
         version = view.row.version
-        async with stream(request, who.id if who is not None else None, wake) as ending:
+        async with stream(request, who, wake) as ending:
             response = ending.response
             if since is not None and (since > version or version - since > MISSED_LIMIT):
                 text = message_text(resync_message(None, view))

@@ -268,6 +268,9 @@ async def test_a_games_stream_has_the_visibility_of_watching(
     assert (await socket.receive())["problem"]["status"] == 403
     own = await open_stream(client, path, ana)
     assert (await own.next()).event == "watching"
+    # Its token's session ends: the stream of the hidden game ends too (within 2 s).
+    await call(client, "DELETE", "/api/v1/me/sessions/current", ana, None, 204)
+    await own.ended(events.SESSION_CHECK_S + 1)
     own.response.close()
     response = await client.get("/api/v1/games/00000000-0000-4000-8000-000000000000/events")
     assert response.status == 404
