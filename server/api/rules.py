@@ -195,6 +195,7 @@ def page(request: web.Request, lang: str, title: str, body: str) -> web.Response
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(title)}</title>
+<link rel="icon" href="/web/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/web/rules.css">
 </head>
 <body>
