@@ -261,6 +261,13 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": "se aștepta {'move': '<textul mutării>'}",
         "he": "נדרש {'move': '<טקסט המהלך>'}",
     },
+    "a replay without its code cannot be verified: the code is shown once the game's deal is "
+    "revealed (the game has ended, or its daily deal's day)": {
+        "ro": "o reluare fără codul ei nu poate fi verificată: codul se arată odată ce împărțirea "
+        "jocului este dezvăluită (jocul s-a terminat, sau ziua împărțirii zilei)",
+        "he": "אי אפשר לאמת שידור חוזר בלי הקוד שלו: הקוד מוצג כשהחלוקה של המשחק נחשפת (המשחק "
+        "הסתיים, או היום של החלוקה היומית)",
+    },
     "the rule does not match the rule letter of the code": {
         "ro": "regula nu se potrivește cu litera regulii din cod",
         "he": "החוק אינו תואם את אות החוק בקוד",
