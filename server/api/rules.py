@@ -138,13 +138,16 @@ def text(name: str, lang: str) -> Text:
     return Text(lang, title, tokens, sections)
 
 
-def anchors(name: str, lang: str) -> set[str]:
+@cache
+def anchors(name: str, lang: str) -> frozenset[str]:
     """Every heading id of the text `name` in `lang`."""
-    return {
-        str(token.attrGet("id"))
-        for token in text(name, lang).tokens
-        if token.type == "heading_open" and token.attrGet("id") is not None
-    }
+    return frozenset(
+        {
+            str(token.attrGet("id"))
+            for token in text(name, lang).tokens
+            if token.type == "heading_open" and token.attrGet("id") is not None
+        }
+    )
 
 
 def problem_slugs() -> tuple[str, ...]:
