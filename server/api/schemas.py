@@ -540,6 +540,8 @@ def _refusal(errors: list[ErrorDetails], data: dict[str, Any]) -> Problem:
         return NotFound(f"There is no {what} {data.get(name)!r}.")
     if name == "token":
         return invalid("token", "expected the bearer token as text")
+    if name == "since" and data.get("type") == "follow_me":
+        return invalid("since", "expected a notice id (an integer >= 0)")
     if name == "since":
         return invalid("since", "expected a version number (an integer >= 0)")
     if name == "idempotency_key":

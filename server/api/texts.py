@@ -305,6 +305,10 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": "se aștepta un număr de versiune (un întreg >= 0)",
         "he": "נדרש מספר גרסה (מספר שלם >= 0)",
     },
+    "expected a notice id (an integer >= 0)": {
+        "ro": "se aștepta un id de notificare (un întreg >= 0)",
+        "he": "נדרש מזהה הודעה (מספר שלם >= 0)",
+    },
     "expected an action object, as the body of POST .../moves": {
         "ro": "se aștepta un obiect de acțiune, ca în corpul lui POST .../moves",
         "he": "נדרש אובייקט פעולה, כמו בגוף של POST .../moves",

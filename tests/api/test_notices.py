@@ -267,3 +267,18 @@ async def test_the_action_limit_ending_a_game_is_told(
     told = await notice(socket)
     assert told["kind"] == "game_ended"
     assert (told["game_id"], told["race_id"], told["reason"]) == (game["id"], None, "action_limit")
+
+
+async def test_signing_in_as_another_player_stops_the_first_ones_notices(
+    client: TestClient[Any, Any],
+) -> None:
+    ana, bo, cy = [await new_player(client, f"{name}-reauth") for name in ("ana", "bo", "cy")]
+    socket, _, _ = await follow(client, ana)
+    await socket.send({"type": "auth", "id": "as-bo", "token": bo.token})
+    assert (await socket.receive())["type"] == "authenticated"
+    body = {"seats": 3, "winnable": False, "time_limit_s": 60}
+    race = await call(client, "POST", "/api/v1/races", ana, body, 201)
+    await call(client, "POST", f"/api/v1/races/{race['id']}/join", cy)
+    await socket.quiet(0.3)  # ana's race_joined goes to ana's followers only
+    _, following, missed = await follow(client, ana, 0)
+    assert [n["kind"] for n in missed] == ["race_joined"] and following["last"] == 1

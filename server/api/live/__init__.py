@@ -192,6 +192,8 @@ class Connection:
 
     async def auth(self, message: AuthIn) -> None:
         self.player = await self.request.app[SESSIONS].authenticate(message.token)
+        if self.notices.player not in (None, self.player.id):
+            self.notices.unfollow()  # another player now: the first one's notices stop
         if not self.count_player():
             return
         player = PlayerRefOut(id=self.player.id, name=self.player.name)
