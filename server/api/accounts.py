@@ -15,6 +15,7 @@ from server.api.render import (
     json_response,
     me_json,
     new_session_json,
+    notice_message,
     race_json,
     replay_json,
     session_json,
@@ -23,7 +24,7 @@ from server.api.render import (
     stats_json,
 )
 from server.api.schemas import DeletionIn, NewSessionIn, PasswordIn
-from server.keys import BOARDS, CLOCK, PLAYERS, RACES, SESSIONS
+from server.keys import BOARDS, CLOCK, NOTICES, PLAYERS, RACES, SESSIONS
 from server.services.errors import NotFound
 from server.services.passwords import checked_password
 from server.services.values import is_printable_ascii
@@ -95,6 +96,7 @@ async def export(request: web.Request) -> web.StreamResponse:
     races = await app[RACES].races_of(principal.id)
     stats = await app[BOARDS].stats(principal.id)
     games = await app[BOARDS].every_game(principal)
+    notices = await app[NOTICES].kept(principal.id)
     head = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -110,6 +112,7 @@ async def export(request: web.Request) -> web.StreamResponse:
         "seeds": [],
         "races": [race_json(view) for view in races],
         "stats": stats_json(stats),
+        "notices": [notice_message(notice).model_dump() for notice in notices],
     }
     response = web.StreamResponse(
         headers={

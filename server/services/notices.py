@@ -180,6 +180,15 @@ class NoticeService:
         async with self.readers.begin() as session:
             return await store.notices_after(session, player_id, after_id, limit)
 
+    async def kept(self, player_id: str) -> list[Notice]:
+        """Every notice the player still has (their data export, SPEC 2.2.2)."""
+        found: list[Notice] = []
+        while True:
+            page = await self.since(player_id, found[-1].id if found else 0, PAGE)
+            found += page
+            if len(page) < PAGE:
+                return found
+
     async def last_id(self, player_id: str) -> int:
         """The number of the player's last notice (0: none yet)."""
         async with self.readers.begin() as session:

@@ -282,3 +282,15 @@ async def test_signing_in_as_another_player_stops_the_first_ones_notices(
     await socket.quiet(0.3)  # ana's race_joined goes to ana's followers only
     _, following, missed = await follow(client, ana, 0)
     assert [n["kind"] for n in missed] == ["race_joined"] and following["last"] == 1
+
+
+async def test_the_export_holds_the_notices_kept(client: TestClient[Any, Any]) -> None:
+    ana, bo = await new_player(client, "ana-export"), await new_player(client, "bo-export")
+    body = {"seats": 3, "winnable": False, "time_limit_s": 60}
+    race = await call(client, "POST", "/api/v1/races", ana, body, 201)
+    await call(client, "POST", f"/api/v1/races/{race['id']}/join", bo)
+    await call(client, "POST", f"/api/v1/races/{race['id']}/leave", bo)
+    exported = await call(client, "GET", "/api/v1/me/export", ana)
+    _, _, missed = await follow(client, ana, 0)
+    assert exported["notices"] == missed
+    assert [n["kind"] for n in missed] == ["race_joined", "race_left"]
