@@ -15,6 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
+from server.api.rules import rule_url
 from server.api.schemas import (
     NOTICES,
     AbandonedOut,
@@ -368,6 +369,7 @@ def verification_json(code: DealCode, result: Verification) -> dict[str, Any]:
         "moves": result.moves,
         "failed_index": result.failed_index,
         "rule": result.rule,
+        "rule_url": rule_url(result.rule) if result.rule is not None else None,
         "reason": result.reason,
     }
 
@@ -383,6 +385,7 @@ def refused_json(code: DealCode, rule: str, reason: str) -> dict[str, Any]:
         "moves": None,
         "failed_index": None,
         "rule": rule,
+        "rule_url": rule_url(rule),
         "reason": reason,
     }
 

@@ -200,3 +200,19 @@ async def test_the_web_client_and_openapi_yaml_link_to_the_rules(
     document = yaml.safe_load((ROOT / "openapi.yaml").read_text(encoding="utf-8"))
     description = document["info"]["description"]
     assert "[`/rules`](/rules)" in description and "/rules#rule-" in description
+
+
+async def test_a_replay_verdict_links_to_its_rule(client: TestClient[Any, Any]) -> None:
+    for actions, rule in (
+        ([{"move": "undo"}], "nothing_to_undo"),
+        ([{"move": "ZZ-t1"}], "notation"),
+    ):
+        response = await client.post(
+            "/api/v1/replays/verify", json={"code": CODE, "actions": actions}
+        )
+        verdict = await response.json()
+        assert response.status == 200 and verdict["valid"] is False, verdict
+        assert (verdict["rule"], verdict["rule_url"]) == (rule, f"/rules#rule-{rule}")
+        assert f"rule-{rule}" in (await page(client, "/rules")).ids
+    valid = await client.post("/api/v1/replays/verify", json={"code": CODE, "actions": []})
+    assert (await valid.json())["rule_url"] is None
