@@ -398,10 +398,11 @@ class RateBudget:
             elif request.path in SIGNIN_PATHS:
                 charged.append((self.signin_item, "signin", address))
                 refusal = await self.sign_in(address)
+        # The last budget charged is the one that refused, if any: nothing left, and its wait.
+        allowed = charged if refusal is None else charged[:-1]
+        windows = [await self._window(*budget) for budget in allowed]
         if refusal is not None:
-            item, kind, _ = charged.pop()
-        windows = [await self._window(*budget) for budget in charged]
-        if refusal is not None:
+            item, kind, _ = charged[-1]
             windows.append(Window(kind, item.amount, item.get_expiry(), 0, refusal.retry_after))
         request[RATE_WINDOWS] = windows
         return refusal
