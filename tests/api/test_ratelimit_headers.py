@@ -224,6 +224,14 @@ async def test_every_kind_of_answer_carries_the_headers(limited: TestClient[Any,
         assert state(ws._response)[:2] == ("anonymous", QUOTA - 1)
     finally:
         await ws.close()
+    # An event stream: its answer's headers are sent before its first event.
+    auth = await sign_up(limited, "198.51.100.36")
+    stream = await limited.get("/api/v1/me/events", headers=at("198.51.100.37", **auth))
+    try:
+        assert stream.status == 200 and stream.content_type == "text/event-stream"
+        assert state(stream)[:2] == ("player", QUOTA - 1)
+    finally:
+        stream.close()
 
 
 async def test_the_in_flight_cap_names_itself(limited: TestClient[Any, Any]) -> None:
