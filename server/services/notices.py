@@ -220,12 +220,14 @@ class NoticeService:
         return True
 
     async def run(self) -> None:
+        # The first check a period after the start, not at once: a server that has just
+        # started holds no connection for it while it answers its first requests.
         while True:
+            await asyncio.sleep(DAILY_CHECK_S)
             try:
                 await self.reveal_daily()
             except Exception:
                 log.exception("announcing the daily reveal failed")
-            await asyncio.sleep(DAILY_CHECK_S)
 
     def start_ticking(self) -> None:
         self.ticker = asyncio.create_task(self.run())
