@@ -49,7 +49,9 @@ _ITEM = re.compile(r'\s*"([^"]*)"((?:\s*;\s*[A-Za-z_][A-Za-z0-9_.*-]*(?:=[^;,]*)
 
 def structured_list(text: str) -> list[tuple[str, dict[str, str]]]:
     """A structured-field list of strings with parameters (RFC 8941), as the rate-limit headers
-    are written: `"player";r=37;t=1, "address";r=180;t=1`; whatever does not parse is skipped."""
+    are written: `RateLimit-Policy` lists every budget that charged the request
+    (`"address";q=200;w=1, "player";q=50;w=1`), `RateLimit` names exactly one, the budget nearest
+    to its end (`"player";r=37;t=1`); whatever does not parse is skipped."""
     items = []
     for part in text.split(","):
         found = _ITEM.fullmatch(part)
@@ -142,19 +144,29 @@ class Http:
     auth: dict[str, str] = field(default_factory=dict)
 
     async def call(self, method: str, path: str, body: Any = None) -> Any:
-        """One request, paced by the headers; a 429 or 503 is waited out and sent again."""
+        """One request, paced by the headers; a 429 or 503 is waited out and sent again. An
+        answer that is not JSON (an HTML error page from a proxy, say) is an `ApiError` that
+        says so."""
         for _ in range(20):
             await self.budget.pace(1, self.log)
             async with self.session.request(
                 method, self.base + path, json=body, headers=self.auth
             ) as response:
                 self.budget.read(response.headers)
-                answer = await response.json(content_type=None)
                 if response.status in (429, 503):
                     await self.budget.refused_for(
                         float(response.headers.get("Retry-After", "1")), self.log
                     )
                     continue
+                text = await response.text()
+                try:
+                    answer = json.loads(text)
+                except ValueError:
+                    kind = response.headers.get("Content-Type", "no Content-Type")
+                    raise ApiError(
+                        response.status,
+                        {"title": f"not a JSON answer ({kind})", "detail": text[:200]},
+                    ) from None
                 if response.status >= 400:
                     raise ApiError(response.status, answer)
                 return answer
@@ -223,8 +235,8 @@ def action_of(move: str) -> dict[str, Any]:
 
 
 def fallback(moves: list[str], undo: bool, rng: random.Random) -> str | None:
-    """A move of the bot's own when the solver gives none: home first, then a move that may
-    uncover something, else any; undo when nothing is legal."""
+    """A move of the bot's own when the solver gives none: a move home (to a foundation) if
+    there is one, else any legal move at random (`--seed`); undo when no move is legal."""
     home = [m for m in moves if m.endswith("-f")]
     if home:
         return home[0]
@@ -256,10 +268,17 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
         follows = following["type"] == "following_me"
         log("following my notices" if follows else f"no follow_me here: {following}")
 
-        stats = {"hints": 0, "own_choices": 0, "actions": 0, "replayed": 0, "http_hints": 0}
+        stats = {
+            "hints": 0,
+            "own_choices": 0,
+            "actions": 0,
+            "replayed": 0,
+            "http_hints": 0,
+            "conflicts": 0,
+        }
         ws_hint = True
         try:
-            while stats["actions"] < args.max_actions:
+            while stats["actions"] + stats["conflicts"] < args.max_actions:
                 await budget.pace(TURN_COST, log)  # hint, legal and act
                 # The hint first: the first one marks the game assisted, a change with a
                 # version of its own, so `legal` after it has the version to act on.
@@ -297,7 +316,14 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
                 }
                 result = await live.ask(act)
                 if result["type"] == "error":
-                    raise ApiError(result["problem"]["status"], result["problem"])
+                    problem = result["problem"]
+                    if problem.get("type", "").endswith("/version-conflict"):
+                        # The game moved on meanwhile (another client of the player): read
+                        # `legal` again and go on from there.
+                        stats["conflicts"] += 1
+                        log(f"version conflict: {problem.get('detail')}; reading legal again")
+                        continue
+                    raise ApiError(problem["status"], problem)
                 stats["actions"] += 1
                 if args.check_retries and stats["actions"] == 1:
                     # As after an answer lost on the way: the same key gets the same answer,
@@ -347,7 +373,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="only the final JSON line")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    summary = asyncio.run(play(args))
+    try:
+        summary = asyncio.run(play(args))
+    except ApiError as exc:
+        print(f"bot: the server answered {exc}", file=sys.stderr, flush=True)
+        return 1
     summary["seconds"] = round(time.monotonic() - started, 3)
     print(json.dumps(summary), flush=True)
     return 0 if summary["status"] == "won" else 1
