@@ -10,6 +10,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
+from server.api.cors import EXPOSED_HEADERS
 from server.app import create_app
 from server.settings import Settings
 from tests.api.helpers import problem, state
@@ -280,6 +281,30 @@ async def test_cors(client: TestClient[Any, Any], api: Api) -> None:
     )
     await problem(response, 401)
     assert response.headers["Access-Control-Allow-Origin"] in ("*", origin["Origin"])
+
+
+async def test_a_cross_origin_answer_exposes_every_header_a_client_acts_on(
+    client: TestClient[Any, Any], api: Api
+) -> None:
+    """The whole `Access-Control-Expose-Headers` set of `server/api/cors.py`, no more and no
+    fewer, on a success, a creation, a refusal and a 401 alike."""
+    origin = {"Origin": "https://cards.example"}
+    _, auth = await api.player()
+    answers = [
+        await client.post(
+            "/api/v1/games", json={"code": "RU1-C-AAAAAFN"}, headers={**auth, **origin}
+        ),
+        await client.get("/api/v1/daily", headers=origin),
+        await client.get(f"/api/v1/games/{uuid.uuid4()}", headers=origin),
+        await client.get("/api/v1/me", headers={**origin, "Authorization": "Bearer made-up"}),
+    ]
+    assert [response.status for response in answers] == [201, 200, 404, 401]
+    wanted = {name.lower() for name in EXPOSED_HEADERS}
+    assert len(wanted) == len(EXPOSED_HEADERS)
+    for response in answers:
+        field = response.headers["Access-Control-Expose-Headers"]
+        exposed = [name.strip().lower() for name in field.split(",")]
+        assert sorted(exposed) == sorted(wanted), (response.url, field)
 
 
 async def test_tokens_and_keys_outside_printable_ascii_are_refused_not_500(

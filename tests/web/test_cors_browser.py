@@ -1,8 +1,9 @@
 """CORS in a real browser (issue 20): a page served from another origin (another port) calls the
 API with `fetch`, sends its own `X-Request-Id` (a header that needs a preflight) and reads every
 header the API exposes: the request id, the rate-limit headers, `ETag`, `Location`, `Link`,
-`Idempotent-Replayed`, `Content-Language`, `Content-Disposition` and `WWW-Authenticate`. What a
-page may not read, Chromium hides from it: these checks fail if a header is not exposed."""
+`Idempotent-Replayed`, `Content-Language`, `Content-Disposition`, `WWW-Authenticate`, and the
+`Retry-After` of a real `429` (a name's sign-ins refused after its failures). What a page may not
+read, Chromium hides from it: these checks fail if a header is not exposed."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from server.services.sessions import FAILURE_WINDOW_MS, FAILURES
 from tests.process import free_port
 from tests.web.conftest import DEFAULT_TIMEOUT_MS, WebServer
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 PAGE = b"<!doctype html><html lang='en'><title>another origin</title><p>elsewhere</p></html>"
 
 # Runs in the page of the other origin: every call is a cross-origin fetch to `api`.
-SCRIPT = """async ([api, requestId]) => {
+SCRIPT = """async ([api, requestId, failures]) => {
   const seen = {};
   const read = (name, response, ...headers) => {
     seen[name] = { status: response.status };
@@ -70,6 +72,15 @@ SCRIPT = """async ([api, requestId]) => {
   await response.text();
   response = await fetch(api + "/api/v1/me", { headers: { Authorization: "Bearer made-up" } });
   read("unauthorized", response, "WWW-Authenticate", "RateLimit-Policy");
+  // A name's sign-ins are refused (429, Retry-After) once it has failed `failures` times.
+  const wrong = { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "nobody-" + requestId.slice(-6), password: "not the one" }) };
+  for (let i = 0; i < failures; i++) {
+    response = await fetch(api + "/api/v1/sessions", wrong);
+    read("failed", response);
+  }
+  response = await fetch(api + "/api/v1/sessions", wrong);
+  read("too_many", response, "Retry-After", "RateLimit-Policy");
   return seen;
 }"""
 
@@ -111,7 +122,7 @@ def test_a_page_on_another_origin_sends_a_request_id_and_reads_the_exposed_heade
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(other_origin + "/")
         request_id = "browser-check-0123456789"
-        seen = page.evaluate(SCRIPT, [web_server.base, request_id])
+        seen = page.evaluate(SCRIPT, [web_server.base, request_id, FAILURES])
     finally:
         context.close()
     assert not errors, errors
@@ -134,3 +145,10 @@ def test_a_page_on_another_origin_sends_a_request_id_and_reads_the_exposed_heade
     unauthorized = seen["unauthorized"]
     assert unauthorized["status"] == 401 and unauthorized["WWW-Authenticate"].startswith("Bearer")
     assert unauthorized["RateLimit-Policy"]
+    assert seen["failed"] == {"status": 401}, seen
+    too_many = seen["too_many"]
+    assert too_many["status"] == 429, seen
+    window_s = FAILURE_WINDOW_MS // 1000
+    # Read by the page: the oldest failure, seconds ago, leaves the window in about 15 minutes.
+    assert window_s - 120 <= int(too_many["Retry-After"]) <= window_s, too_many
+    assert too_many["RateLimit-Policy"].startswith('"address";q='), too_many
