@@ -6,7 +6,8 @@ Each event's data is the document the WebSocket sends for it; a reconnection wit
 `Last-Event-ID` resumes exactly (nothing lost, nothing twice); a game's stream is the same
 sequence of messages as a WebSocket `watch` with the same `since`; comment lines keep the stream
 alive; bad input is a problem before any stream; a stream is not held against the cap of
-requests in flight of its address.
+requests in flight of its address, but counts against the caps of open connections as a
+WebSocket does; the player's stream, like `follow_me`, needs the scope `read`.
 """
 
 from __future__ import annotations
@@ -18,14 +19,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from aiohttp import ClientResponse
+from aiohttp import ClientResponse, WSMsgType
 from aiohttp.test_utils import TestClient
 
 from server.api import events
-from server.api.limits import IN_FLIGHT_PER_ADDRESS
+from server.api.limits import IN_FLIGHT_PER_ADDRESS, SOCKETS_PER_ADDRESS, SOCKETS_PER_PLAYER
 from server.app import create_app
 from server.settings import Settings
-from tests.api.helpers import Player, action_body, new_player
+from tests.api.helpers import Player, action_body, new_player, problem
+from tests.api.test_live_loose_ends import scoped_token
 from tests.api.test_notices import call, follow
 from tests.api.test_races import Socket, client, clock
 from tests.conftest import ClientFactory
@@ -291,3 +293,93 @@ async def test_streams_are_not_held_in_flight(
     await call(client, "POST", f"/api/v1/games/{game['id']}/moves", ana, action_body(MOVES[0]))
     assert (await streams[0].next()).event == "watching"
     assert (await streams[0].next()).data["version"] == 1
+
+
+async def test_my_stream_and_follow_me_need_the_read_scope(
+    client: TestClient[Any, Any], streams: list[Stream]
+) -> None:
+    """A token without the scope `read` (an app's that asked for `play` only) gets a `403`
+    `missing-scope` from `GET /api/v1/me/events` before any stream, and from `follow_me`."""
+    ana = await new_player(client, "ana-sse-scope")
+    player_only = Player(ana.id, ana.name, await scoped_token(client, ana.id, "play"))
+    found = await problem(await client.get("/api/v1/me/events", headers=player_only.auth), 403)
+    assert (found["type"].endswith("/missing-scope"), found["scope"]) == (True, "read"), found
+    socket = await Socket.open(client, player_only)
+    await socket.send({"type": "follow_me", "id": "f"})
+    refused = await socket.receive()
+    assert (refused["type"], refused["id"]) == ("error", "f"), refused
+    over_ws = refused["problem"]
+    assert (over_ws["status"], over_ws["scope"]) == (403, "read"), over_ws
+    assert over_ws["type"].endswith("/missing-scope"), over_ws
+    await socket.send({"type": "ping", "id": "p"})
+    assert (await socket.receive())["type"] == "pong"  # the socket goes on
+    # With the scope `read` alone, both answer.
+    reader = Player(ana.id, ana.name, await scoped_token(client, ana.id, "read"))
+    streams.append(await open_stream(client, "/api/v1/me/events", reader))
+    _, following, _ = await follow(client, reader)
+    assert following["type"] == "following_me"
+
+
+async def refused_stream(client: TestClient[Any, Any], path: str, player: Player | None) -> str:
+    """The detail of the `429` that refuses a stream over a cap, before any stream."""
+    headers = player.auth if player is not None else {}
+    response = await client.get(path, headers=headers)
+    found = await problem(response, 429)
+    assert found["type"].endswith("/too-many-requests"), found
+    assert int(response.headers["Retry-After"]) >= 1
+    detail: str = found["detail"]
+    return detail
+
+
+async def reopened(client: TestClient[Any, Any], path: str, player: Player | None) -> Stream:
+    """A stream opened once the server has seen a closed one go (refused until then)."""
+    headers = player.auth if player is not None else {}
+    for _ in range(50):
+        response = await client.get(path, headers=headers)
+        if response.status == 200:
+            return Stream(response)
+        await problem(response, 429)
+        await asyncio.sleep(0.1)
+    raise AssertionError("a closed stream never freed its place")
+
+
+async def test_streams_count_against_the_caps_of_open_connections(
+    database_url: str,
+    aiohttp_client: ClientFactory,
+    streams: list[Stream],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SOCKETS_PER_PLAYER connections of a player, WebSockets and streams together: one more
+    stream is a `429` with `Retry-After` (and one more WebSocket is closed with `1008`); a stream
+    that closes frees its place. The address's cap (SOCKETS_PER_ADDRESS) counts them too."""
+    monkeypatch.setattr(events, "SESSION_CHECK_S", 0.2)  # a closed stream is seen at once
+    settings = Settings(database_url=database_url, rate_limit=1000, migrate=False)
+    client = await aiohttp_client(create_app(settings))
+    ana = await new_player(client, "ana-sse-caps")
+    game = await call(client, "POST", "/api/v1/games", ana, {"code": CODE}, 201)
+    game_path = f"/api/v1/games/{game['id']}/events"
+    sockets = [await Socket.open(client, ana) for _ in range(SOCKETS_PER_PLAYER // 2)]
+    for n in range(SOCKETS_PER_PLAYER - len(sockets)):
+        path = "/api/v1/me/events" if n % 2 else game_path
+        streams.append(await open_stream(client, path, ana))
+    player_cap = f"too many connections of this player (at most {SOCKETS_PER_PLAYER})"
+    for path in ("/api/v1/me/events", game_path):
+        assert player_cap in await refused_stream(client, path, ana)
+    over = await Socket.open(client, ana)
+    msg = await over.ws.receive(5)
+    assert (msg.type, msg.data, msg.extra) == (WSMsgType.CLOSE, 1008, player_cap), msg
+    # One of the player's streams closed by its client frees its place: one more opens then,
+    # and no other.
+    streams.pop(0).response.close()
+    streams.append(await reopened(client, "/api/v1/me/events", ana))
+    assert player_cap in await refused_stream(client, game_path, ana)
+    # Anonymous streams from the same address, up to its cap (the player's count there too).
+    for _ in range(SOCKETS_PER_ADDRESS - SOCKETS_PER_PLAYER):
+        streams.append(await open_stream(client, game_path))
+    address_cap = f"too many connections from this address (at most {SOCKETS_PER_ADDRESS})"
+    assert address_cap in await refused_stream(client, game_path, None)
+    streams.pop().response.close()
+    streams.append(await reopened(client, game_path, None))
+    assert address_cap in await refused_stream(client, game_path, None)
+    for socket in sockets:
+        await socket.ws.close()
