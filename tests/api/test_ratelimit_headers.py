@@ -24,8 +24,9 @@ from server.api.limits import (
 )
 from server.app import create_app
 from server.keys import BUDGET
+from server.services.sessions import FAILURE_WINDOW_MS, FAILURES
 from server.services.workers import PER_ADDRESS, PER_CLIENT, QUEUE
-from server.settings import DEFAULT_SIGNUP_LIMIT, Settings
+from server.settings import DEFAULT_BODY_LIMIT, DEFAULT_SIGNUP_LIMIT, Settings
 from tests.api.helpers import problem
 from tests.conftest import ClientFactory
 from tests.names import unique_name
@@ -284,11 +285,16 @@ def test_the_document_names_every_limit_with_its_figure() -> None:
     text = " ".join(openapi()["info"]["description"].split())
     limits = text[text.index("**Limits.**") : text.index("**CORS.**")]
     rate = Settings(database_url="sqlite:///unused.db").rate_limit
+    assert DEFAULT_BODY_LIMIT % 1024 == 0 and FAILURE_WINDOW_MS % 60_000 == 0
+    minutes = FAILURE_WINDOW_MS // 60_000
     for figure in (
+        f"*Request bodies*: {DEFAULT_BODY_LIMIT // 1024} KiB (`413`)",
         f"`RATE_LIMIT` requests a second (**{rate:g}**",
         f"{ADDRESS_FACTOR} times that (**{rate * ADDRESS_FACTOR:g}** a second)",
         f"**{DEFAULT_SIGNUP_LIMIT} a minute** per address (`SIGNUP_LIMIT`)",
         f"**{SIGNIN_LIMIT} a minute** per address",
+        f"after **{FAILURES} failures within {minutes} minutes** for one name",
+        f"until the oldest of them is {minutes} minutes old",
         f"**{IN_FLIGHT_PER_ADDRESS} requests** being answered at once",
         f"**{PER_CLIENT} at a time per client** and **{PER_ADDRESS} at a time per address**",
         f"**1 running and {QUEUE} waiting**",
