@@ -22,9 +22,11 @@ ALLOWED_HEADERS = (
     "Accept-Language",
     "X-Request-Id",
     "If-None-Match",
+    "Last-Event-ID",
 )
 """What a page may send beside the CORS-safelisted headers: its token, a JSON body's type, an
-idempotency key, a language, its own request id, and the entity tag of a conditional read."""
+idempotency key, a language, its own request id, the entity tag of a conditional read, and the
+last event id a stream of server-sent events resumes from (read with `fetch`)."""
 EXPOSED_HEADERS = (
     "Location",
     "Retry-After",

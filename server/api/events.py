@@ -37,9 +37,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 
-from aiohttp import web
+from aiohttp import ClientConnectionResetError, web
 from aiohttp_sse import EventSourceResponse, sse_response
 
 from server.api.access import authenticate, service, viewer
@@ -59,6 +60,7 @@ from server.services.errors import Problem
 from server.services.notices import PAGE
 from server.services.sessions import SessionService
 from server.services.values import Applied, Principal
+from server.store.db import unavailable
 
 log = logging.getLogger(__name__)
 
@@ -110,11 +112,23 @@ async def stream(
             ending = Ending(response, wake, request.app[SESSIONS], session_id)
             try:
                 yield ending
+            except (ConnectionError, ClientConnectionResetError):
+                pass  # the client went away: nothing to tell it
+            except Exception as exc:
+                # Once the stream has begun, no problem document can follow it: the stream
+                # ends (the client reconnects with its Last-Event-ID), with one line logged.
+                log.warning("an event stream ended on a fault: %s", fault_line(exc))
             finally:
                 streams.discard(response)
                 await ending.close()
     finally:
         budget.sockets.close(address, player)
+
+
+def fault_line(exc: BaseException) -> str:
+    """One line for the log: the database's outage as such, anything else by its type."""
+    what = "the database is unavailable" if unavailable(exc) else type(exc).__name__
+    return f"{what} ({exc})"
 
 
 class Ending:
@@ -135,6 +149,8 @@ class Ending:
         self.session_id = session_id
         """The session of the request's token, if it had one: the stream ends with it."""
         self.ended = asyncio.create_task(response.wait())
+        self.checked = time.monotonic()
+        """When the session was last found to hold."""
 
     async def woken(self) -> bool:
         """Waits for `wake` or the end, at most `SESSION_CHECK_S`; False when the stream is to
@@ -149,12 +165,14 @@ class Ending:
             await asyncio.gather(woken, return_exceptions=True)
         if not self.response.is_connected():
             return False
-        if not self.wake.is_set() and self.session_id is not None:
-            try:
+        due = time.monotonic() - self.checked >= SESSION_CHECK_S
+        if self.session_id is not None and due:  # however busy the stream: a revoked token
+            try:  # reads nothing more after SESSION_CHECK_S
                 alive = await self.sessions.alive([self.session_id])
-            except Exception:  # the database away: the stream goes on as it is
-                log.warning("checking the session of an event stream failed", exc_info=True)
+            except Exception as exc:  # the database away: the stream goes on as it is
+                log.warning("checking the session of an event stream failed: %s", fault_line(exc))
                 return True
+            self.checked = time.monotonic()
             return self.session_id in alive
         return True
 
@@ -188,12 +206,12 @@ async def my_events(request: web.Request) -> web.StreamResponse:
                         notice.kind == "session_revoked"
                         and notice.data.get("session_id") == principal.session_id
                     ):
-                        return response  # this stream's own session ended
+                        break  # this stream's own session ended
                 if len(found) == PAGE:
                     continue
                 if not await ending.woken():
                     break
-            return response
+        return response
     finally:
         notices.unlisten(player, wake.set)
 
@@ -222,7 +240,8 @@ async def game_events(request: web.Request) -> web.StreamResponse:
     broker.subscribe(game_id, watcher)
     try:
         await broker.ready(game_id)
-        view, log = await service(request).missed(game_id, who, since, MISSED_LIMIT)
+        games = service(request)
+        view, entries = await games.missed(game_id, who, since, MISSED_LIMIT)
         version = view.row.version
         async with stream(request, who, wake) as ending:
             response = ending.response
@@ -231,7 +250,7 @@ async def game_events(request: web.Request) -> web.StreamResponse:
                 await response.send(text, str(version), "resync")
             else:
                 if since is not None:
-                    for missed in missed_messages(game_id, since, version, log):
+                    for missed in missed_messages(game_id, since, version, entries):
                         await response.send(message_text(missed), str(missed.version), "event")
                 text = message_text(watching_message(None, view))
                 await response.send(text, str(version), "watching")
@@ -240,12 +259,22 @@ async def game_events(request: web.Request) -> web.StreamResponse:
                 wake.clear()
                 while not changes.empty():
                     changed, change = changes.get_nowait()
+                    if changed > seen + 1:
+                        # A change came before the one above what was sent (two processes'
+                        # changes crossed, with Redis): the versions between are read from the
+                        # move log, so that the stream's ids stay whole, with nothing lost.
+                        view, entries = await games.missed(game_id, who, seen, MISSED_LIMIT)
+                        if view.row.version - seen > MISSED_LIMIT:
+                            return response  # too far behind: the client reconnects
+                        for missed in missed_messages(game_id, seen, view.row.version, entries):
+                            await response.send(message_text(missed), str(missed.version), "event")
+                        seen = view.row.version
                     if changed > seen:
                         seen = changed
                         await response.send(texts.event(change), str(changed), "event")
                 if behind or not await ending.woken():
                     break
-            return response
+        return response
     finally:
         broker.unsubscribe(game_id, watcher)
 

@@ -71,6 +71,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -101,6 +102,8 @@ SIGNIN_PATHS = frozenset({"/api/v1/sessions", "/oauth/authorize"})
 SIGNIN_LIMIT = 30
 """Sign-ins a minute from one address (each costs an Argon2 hash)."""
 LIVE_PATH = "/api/v1/live"
+STREAM_PATH = re.compile(r"/api/v1/(?:me|games/[^/]+)/events")
+"""The two streams of server-sent events (`server.api.events`)."""
 REFUSAL_DELAY_S = 0.5
 """How long an HTTP request over a budget or cap waits for its 429 (out of any in-flight
 count): however cheap a refusal, a client sending as fast as its connections allow would
@@ -415,7 +418,7 @@ class RateBudget:
             address = self.address(request)
             # A WebSocket session or a stream of server-sent events (`/api/v1/me/events`,
             # `/api/v1/games/{id}/events`): charged, not held in flight.
-            if request.path == LIVE_PATH or request.path.endswith("/events"):
+            if request.path == LIVE_PATH or STREAM_PATH.fullmatch(request.path):
                 refusal = await self.charge_request(request, address)
                 if refusal is None:
                     return await handler(request)

@@ -529,9 +529,7 @@ def missed_messages(
 
 
 def watching_race_message(mid: str | int | None, view: RaceView) -> WatchingRaceOut:
-    return WatchingRaceOut(
-        id=mid, race_id=view.race.id, version=view.version, race=race_json(view)
-    )
+    return WatchingRaceOut(id=mid, race_id=view.race.id, version=view.version, race=race_json(view))
 
 
 def race_message(version: int, view: RaceView) -> RaceOut:

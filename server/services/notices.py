@@ -56,6 +56,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from server.live.broker import Broker, Change, Watcher
 from server.services.values import Clock, wall_clock_ms
 from server.store import notices as store
+from server.store.db import unavailable
 from server.store.notices import NoticeRecord as Notice
 from server.store.records import utc_day
 
@@ -140,8 +141,8 @@ class NoticeService:
         for player_id in sorted(set(player_ids)):
             try:
                 await self.broker.signal(notices_key(player_id))
-            except Exception:  # the notice is kept: a follower finds it on its next read
-                log.exception("signalling the notices of %s failed", player_id)
+            except Exception as exc:  # the notice is kept: a follower finds it on its next read
+                log.warning("signalling the notices of %s failed: %r", player_id, exc)
 
     async def game_ended(
         self, player_id: str, game_id: str, race_id: str | None, reason: str
@@ -226,8 +227,11 @@ class NoticeService:
             await asyncio.sleep(DAILY_CHECK_S)
             try:
                 await self.reveal_daily()
-            except Exception:
-                log.exception("announcing the daily reveal failed")
+            except Exception as exc:
+                if not unavailable(exc):
+                    log.exception("announcing the daily reveal failed")
+                else:  # one line a check while the database is away; the next check retries
+                    log.warning("announcing the daily reveal failed: the database is unavailable")
 
     def start_ticking(self) -> None:
         self.ticker = asyncio.create_task(self.run())

@@ -125,8 +125,8 @@ class PlayerService:
         player = await self._checked_password(principal, password, field="password")
         async with self.writers.begin() as session:
             ended = await player_rows.erase_player(session, player.id, self.clock())
-            await notice_rows.forget(session, player.id)
             await self.sessions.revoking(session, principal.id, ended)
+            await notice_rows.forget(session, player.id)  # the revocations' notices too
         await self.sessions.revoked(principal.id, ended)
 
     async def _checked_password(

@@ -20,6 +20,7 @@ from server.api.render import following_me_message, message_text, notice_message
 from server.services.notices import PAGE, NoticeService
 from server.services.sessions import require
 from server.services.values import Principal
+from server.store.db import unavailable
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,12 @@ class NoticeFollowing:
             self.player = principal.id
             self.ready = False
             self.notices.listen(principal.id, self._signalled)
-            await self.notices.ready(principal.id)
-            last = await self.notices.last_id(principal.id)
+            try:
+                await self.notices.ready(principal.id)
+                last = await self.notices.last_id(principal.id)
+            except BaseException:
+                self.unfollow()  # a follow_me again starts afresh, from its own `since`
+                raise
             # Without `since`, from now: what is there already is not news.
             self.sent = last if since is None else min(since, last)
         await self._send_new()
@@ -69,8 +74,13 @@ class NoticeFollowing:
                 await self._send_new()
                 if not self.again:
                     return
-        except Exception:  # the next signal or a `follow_me` again reads them
-            log.exception("reading the notices of %s failed", self.player)
+        except Exception as exc:  # the next signal or a `follow_me` again reads them
+            if not unavailable(exc):
+                log.exception("reading the notices of %s failed", self.player)
+            else:
+                log.warning(
+                    "reading the notices of %s failed: the database is unavailable", self.player
+                )
 
     async def _send_new(self) -> None:
         player = self.player
