@@ -184,7 +184,7 @@ def render(tokens: list[Token], lang: str) -> str:
 
 def page(request: web.Request, lang: str, title: str, body: str) -> web.Response:
     """A whole HTML page around `body`: the navigation, and the page in the other languages."""
-    path = request.path
+    path = html.escape(request.path)  # the routes fix it; escaped all the same
     label = {key: names[lang] for key, names in LABELS.items()}
     current = ' aria-current="page"'
     others = " ".join(
