@@ -206,3 +206,20 @@ async def raw(client: TestClient[Any, Any], request: bytes) -> tuple[int, dict[s
     finally:
         writer.close()
         await writer.wait_closed()
+
+
+def cross_versions_2_and_3(monkeypatch: Any, broker: Any, game_id: str) -> None:
+    """Makes `broker` deliver version 2 of `game_id` after version 3, as two processes'
+    changes of one game may cross on Redis (undone by `monkeypatch`)."""
+    deliver = broker.deliver
+    late: list[tuple[str, int, Any]] = []
+
+    def crossing(key: str, version: int, change: Any) -> None:
+        if key == game_id and version == 2:
+            late.append((key, version, change))  # held back: it comes after version 3
+            return
+        deliver(key, version, change)
+        if key == game_id and version == 3:
+            deliver(*late.pop())
+
+    monkeypatch.setattr(broker, "deliver", crossing)

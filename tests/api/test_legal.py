@@ -13,8 +13,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from server.app import create_app
-from server.engine import CARDS, DealCode, Game, IllegalMove, Move
-from server.engine.cards import FOUNDATION
+from server.engine import CARDS, DealCode, Move
 from server.keys import RACES
 from server.settings import Settings
 from tests.api.boards_helpers import NOW, Clock
@@ -22,26 +21,7 @@ from tests.api.helpers import action_body, local_game, problem, vectors
 from tests.api.test_races import COUNTDOWN_MS, Db, players, race_with_line, seat
 from tests.api.test_races import act as race_act
 from tests.conftest import Api, ClientFactory
-
-PLACE_ORDER = [FOUNDATION, 0, 1, 2, 3, 4, 5, 6]
-
-
-def accepted(game: Game) -> tuple[list[str], bool]:
-    """What the engine accepts: every card to every place, each tried on a copy, in the order
-    of SPEC 2.3 (card S, H, D, C and ace to king; then f, t1 ... t7), and an undo."""
-    moves = []
-    for card in range(52):
-        for to in PLACE_ORDER:
-            try:
-                game.copy().apply(card, to)
-            except IllegalMove:
-                continue
-            moves.append(str(Move(CARDS[card], to)))
-    try:
-        game.copy().undo()
-    except IllegalMove:
-        return moves, False
-    return moves, True
+from tests.engine.test_legal import PLACE_ORDER, accepted
 
 
 async def legal(client: TestClient[Any, Any], game_id: str, **headers: str) -> dict[str, Any]:

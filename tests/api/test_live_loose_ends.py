@@ -19,10 +19,16 @@ from aiohttp.test_utils import TestClient
 
 from server.app import create_app
 from server.keys import BROKER, SESSIONS, SOLVER
-from server.live.broker import Change
 from server.services.workers import Client
 from server.settings import Settings
-from tests.api.helpers import Player, action_body, new_player, problem, vectors
+from tests.api.helpers import (
+    Player,
+    action_body,
+    cross_versions_2_and_3,
+    new_player,
+    problem,
+    vectors,
+)
 from tests.conftest import Api, ClientFactory
 from tests.names import unique_name
 
@@ -294,17 +300,7 @@ async def test_rewatching_fills_a_gap_a_crossing_left_and_nothing_else(
     game_id = (await api.game(ana.auth, code=CODE))["id"]
     broker = client.app[BROKER]
     deliver = broker.deliver
-    late: list[tuple[str, int, Change]] = []
-
-    def crossing(key: str, version: int, change: Change) -> None:
-        if key == game_id and version == 2:
-            late.append((key, version, change))  # held back: it comes after version 3
-            return
-        deliver(key, version, change)
-        if key == game_id and version == 3:
-            deliver(*late.pop())
-
-    monkeypatch.setattr(broker, "deliver", crossing)
+    cross_versions_2_and_3(monkeypatch, broker, game_id)
     watchers = [await connect(), await connect()]
     for watcher in watchers:
         await watcher.request({"type": "watch", "id": "w", "game_id": game_id})

@@ -11,8 +11,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from server.keys import BROKER, NOTICES
-from server.live.broker import Change
-from tests.api.helpers import action_body, new_player
+from tests.api.helpers import action_body, cross_versions_2_and_3, new_player
 from tests.api.test_notices import call
 from tests.api.test_races import client, clock
 from tests.api.test_sse import Stream, open_stream, streams
@@ -29,19 +28,7 @@ async def test_a_games_stream_fills_a_gap_a_crossing_left(
     ana = await new_player(client, "ana-sse-gap")
     api = Api(client)
     game_id = (await api.game(ana.auth, code=CODE))["id"]
-    broker = client.app[BROKER]
-    deliver = broker.deliver
-    late: list[tuple[str, int, Change]] = []
-
-    def crossing(key: str, version: int, change: Change) -> None:
-        if key == game_id and version == 2:
-            late.append((key, version, change))  # held back: it comes after version 3
-            return
-        deliver(key, version, change)
-        if key == game_id and version == 3:
-            deliver(*late.pop())
-
-    monkeypatch.setattr(broker, "deliver", crossing)
+    cross_versions_2_and_3(monkeypatch, client.app[BROKER], game_id)
     stream = await open_stream(client, f"/api/v1/games/{game_id}/events")
     streams.append(stream)
     first = await stream.next()
