@@ -125,8 +125,10 @@ class PlayerService:
         player = await self._checked_password(principal, password, field="password")
         async with self.writers.begin() as session:
             ended = await player_rows.erase_player(session, player.id, self.clock())
+            await notice_rows.forget(session, player.id)
+            # Then the revocations, told to the player's other sessions (their streams and
+            # sockets end on them): the only notices an erased account keeps.
             await self.sessions.revoking(session, principal.id, ended)
-            await notice_rows.forget(session, player.id)  # the revocations' notices too
         await self.sessions.revoked(principal.id, ended)
 
     async def _checked_password(
