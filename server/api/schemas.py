@@ -203,8 +203,9 @@ class BoardQueryIn(Strict):
     @field_validator("daily")
     @classmethod
     def valid_day(cls, value: str | None) -> str | None:
-        if value is not None:
-            date.fromisoformat(value)
+        if value is not None and date.fromisoformat(value) == date.max:
+            # Its board would end on the day after, which no date can name.
+            raise ValueError("expected a date before 9999-12-31")
         return value
 
     @model_validator(mode="after")

@@ -292,6 +292,10 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": "o acțiune {action} nu primește 'to'",
         "he": "פעולת {action} אינה מקבלת 'to'",
     },
+    "expected a date before 9999-12-31": {
+        "ro": "se aștepta o dată înainte de 9999-12-31",
+        "he": "נדרש תאריך לפני 9999-12-31",
+    },
     "choose code or daily: the daily board is addressed by its date and rule": {
         "ro": "alegeți code sau daily: clasamentul zilei se alege după data și regula lui",
         "he": "בחרו code או daily: טבלת היום נבחרת לפי התאריך והחוק שלה",
