@@ -165,15 +165,26 @@ async def test_openmetrics_when_asked(client: TestClient[Any, Any]) -> None:
 # ---------------------------------------------------------------- database pool
 
 
+async def idle_connections(client: TestClient[Any, Any], gauge: tuple[str, Any]) -> float:
+    """The gauge once no background task (the races' tick, the daily reveal's check, the
+    sessions' guard) holds a connection for a moment: at most 5 s of readings."""
+    for _ in range(50):
+        value = (await scrape(client))[gauge]
+        if value == 0:
+            return value
+        await asyncio.sleep(0.1)
+    return value
+
+
 async def test_the_database_connections_in_use(client: TestClient[Any, Any]) -> None:
     gauge = ("solitaire_db_pool_connections_in_use", labels())
-    assert (await scrape(client))[gauge] == 0
+    assert await idle_connections(client, gauge) == 0
     engine = client.app[ENGINE]
     async with engine.connect() as first, engine.connect() as second:
         await first.execute(text("SELECT 1"))
         await second.execute(text("SELECT 1"))
-        assert (await scrape(client))[gauge] == 2
-    assert (await scrape(client))[gauge] == 0
+        assert (await scrape(client))[gauge] >= 2  # (and a background task's, at times)
+    assert await idle_connections(client, gauge) == 0
 
 
 # ---------------------------------------------------------------- request ids and the log
