@@ -68,14 +68,15 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     clock = app[CLOCK]
     if settings.migrate:
         await migrate_async(settings.database_url)
-    engine = make_engine(settings.database_url)
+    wait = settings.database_wait_s
+    engine = make_engine(settings.database_url, wait_s=wait)
     readers, writers = sessionmakers(engine)
-    committer = await open_committer(settings.database_url)
+    committer = await open_committer(settings.database_url, wait)
     broker = make_broker(settings.database_url, settings.broker_url)
     await broker.start()
     app[ENGINE] = engine
     app[BROKER] = broker
-    tokens = await TokenReader.open(settings.database_url)
+    tokens = await TokenReader.open(settings.database_url, wait)
     app[SESSIONS] = SessionService(readers, writers, clock, tokens)
     app[NOTICES] = NoticeService(readers, writers, broker, clock)
     app[SESSIONS].notices = app[NOTICES]

@@ -13,6 +13,9 @@ DEFAULT_RATE_LIMIT = 50.0
 """Requests per second per client; comfortably above a player acting 20 times a second."""
 DEFAULT_SIGNUP_LIMIT = 20
 """Sign-ups a minute per address: a household or a classroom, not a farm of names."""
+DEFAULT_DATABASE_WAIT_S = 5.0
+"""Seconds a request may wait for the database (SPEC 2.7 "Bounded waits"): a pool's checkout,
+SQLite's lock, a statement; then `503 database-unavailable`."""
 DEFAULT_BODY_LIMIT = 256 * 1024
 """Bytes; enough for the replay of a very long game, small enough to refuse floods (413)."""
 
@@ -49,6 +52,9 @@ class Settings:
     database's own (PostgreSQL LISTEN/NOTIFY; nothing to share with SQLite), `redis://…` for
     Redis pub/sub with one channel per game."""
     log_format: str = "text"
+    database_wait_s: float = DEFAULT_DATABASE_WAIT_S
+    """The longest a request waits for the database (`DATABASE_WAIT_S`, seconds): the pools'
+    checkout, SQLite's busy timeout, every statement's timeout. Past it: `503`."""
     """`text` or `json` (`LOG_FORMAT`): the form of log lines, the access log's included."""
 
     @property
@@ -92,6 +98,16 @@ def _rate(text: str) -> float:
         raise SettingsError(f"RATE_LIMIT {text!r} is not a number") from None
     if not math.isfinite(value) or value < 0:
         raise SettingsError(f"RATE_LIMIT {text!r} must be 0 (off) or a positive number")
+    return value
+
+
+def _wait(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise SettingsError(f"DATABASE_WAIT_S {text!r} is not a number") from None
+    if not math.isfinite(value) or not 0.1 <= value <= 600:
+        raise SettingsError(f"DATABASE_WAIT_S {text!r}: expected 0.1 to 600 seconds")
     return value
 
 
@@ -149,6 +165,7 @@ def from_args(
         rate_limit_storage=env.get("RATE_LIMIT_STORAGE") or "memory://",
         broker_url=env.get("BROKER_URL") or None,
         log_format=(env.get("LOG_FORMAT") or "text").lower(),
+        database_wait_s=_wait(env.get("DATABASE_WAIT_S") or str(DEFAULT_DATABASE_WAIT_S)),
     )
     if not settings.rate_limit_storage.startswith(("memory://", *REDIS_SCHEMES)):
         raise SettingsError(

@@ -60,7 +60,7 @@ from server.services.errors import Problem
 from server.services.notices import PAGE
 from server.services.sessions import SessionService
 from server.services.values import Applied, Principal
-from server.store.db import unavailable
+from server.store.faults import unavailable
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from server.api.texts import localize
 from server.engine import IllegalMove, NotationError
 from server.engine.messages import negotiate, title
 from server.services.errors import InvalidInput, MalformedJson, Problem
-from server.store.db import unavailable
+from server.store.faults import broker_down, fault_line, unavailable
 
 log = logging.getLogger(__name__)
 
@@ -160,12 +160,20 @@ def known_problem(exc: Exception, lang: str) -> dict[str, Any] | None:
     elif isinstance(exc, NotationError):
         body = problem_body(422, "validation-error", "Validation error", str(exc))
     elif unavailable(exc):
-        log.warning("database unavailable: %s", exc.__class__.__name__)
+        log.warning("database unavailable: %s", fault_line(exc))
         body = problem_body(
             503,
             "database-unavailable",
             "Database unavailable",
             "The database cannot take this request now; try again shortly.",
+        )
+    elif broker_down(exc):
+        log.warning("broker unavailable: %s", fault_line(exc))
+        body = problem_body(
+            503,
+            "broker-unavailable",
+            "Broker unavailable",
+            "Live events cannot be carried now; try again shortly.",
         )
     else:
         return None

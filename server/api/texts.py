@@ -76,6 +76,10 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": "Baza de date nu poate primi această cerere acum; încercați din nou în curând.",
         "he": "מסד הנתונים אינו יכול לקבל את הבקשה הזו כעת; נסו שוב בקרוב.",
     },
+    "Live events cannot be carried now; try again shortly.": {
+        "ro": "Evenimentele în direct nu pot fi transmise acum; încercați din nou în curând.",
+        "he": "אי אפשר להעביר אירועים חיים כעת; נסו שוב בקרוב.",
+    },
     "The database does not answer.": {
         "ro": "Baza de date nu răspunde.",
         "he": "מסד הנתונים אינו עונה.",
@@ -474,6 +478,10 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
     ": no such date or time": {
         "ro": ": nu există o asemenea dată sau oră",
         "he": ": אין תאריך או שעה כאלה",
+    },
+    ": an instant from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z in UTC": {
+        "ro": ": un moment de la 0001-01-01T00:00:00Z până la 9999-12-31T23:59:59.999999Z în UTC",
+        "he": ": רגע שבין 0001-01-01T00:00:00Z ל-9999-12-31T23:59:59.999999Z לפי UTC",
     },
     "expected the id of an event of this stream (an integer)": {
         "ro": "se aștepta id-ul unui eveniment al acestui flux (un număr întreg)",

@@ -12,6 +12,7 @@ from typing import Any
 from server.live.broker import Broker
 from server.services.values import Applied
 from server.store.db import CHANNEL, asyncpg_connect_args
+from server.store.faults import log_fault
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +21,7 @@ class PgBroker(Broker):
     carries_answers = True
     RECONNECT_DELAY = 0.5
     PROBE_INTERVAL = 10.0
+    CONNECT_S = 5.0
 
     def __init__(self, url: str) -> None:
         super().__init__()
@@ -56,8 +58,8 @@ class PgBroker(Broker):
                     await connection.executemany(
                         "SELECT pg_notify($1, $2)", [(CHANNEL, f"{key} 0 -") for key in keys]
                     )
-            except Exception:
-                log.exception("sending %d signals failed", len(keys))
+            except Exception as exc:
+                log_fault(log, f"sending {len(keys)} signals failed", exc)
 
     def _on_notification(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
         try:
@@ -71,7 +73,7 @@ class PgBroker(Broker):
 
         while True:
             try:
-                connection = await asyncpg.connect(**self.connect_args)
+                connection = await asyncpg.connect(**self.connect_args, timeout=self.CONNECT_S)
                 lost = asyncio.Event()
                 connection.add_termination_listener(lambda _c, event=lost: event.set())
                 await connection.add_listener(CHANNEL, self._on_notification)
@@ -84,10 +86,8 @@ class PgBroker(Broker):
                     except TimeoutError:
                         async with self.in_use:  # one operation at a time on a connection
                             await asyncio.wait_for(connection.fetchval("SELECT 1"), 5)
-            except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-                log.warning("event listener: %s; reconnecting", exc)
-            except Exception:  # anything else: listen again all the same
-                log.exception("event listener failed; reconnecting")
+            except Exception as exc:  # listen again all the same, a fault or not
+                log_fault(log, "event listener failed; reconnecting", exc)
             finally:
                 self.listening.clear()
                 if self.connection is not None:

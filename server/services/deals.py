@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
+import logging
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from server.services.secrets import DEAL_SECRET, load_server_secret
 from server.services.values import Clock, Principal, wall_clock_ms
 from server.services.workers import JOB_SECONDS, Client, CostlyWork
 from server.store import deals as deal_rows
+from server.store.faults import log_fault
 from server.store.records import day_start_ms, utc_day
 
 DAY_MS = 86_400_000
@@ -58,6 +60,8 @@ that takes longer than this is taken to be lost)."""
 DAILY_WAIT = 10.0
 WINNABLE_TRIES = 200
 DAILY_TRIES = 500
+
+log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------- in the worker processes
@@ -277,11 +281,18 @@ class SolverService:
         if task is None:
             task = asyncio.ensure_future(self._draw_and_store(day, rule))
             self._drawing[(day, rule)] = task
-            task.add_done_callback(lambda _: self._drawing.pop((day, rule), None))
+            task.add_done_callback(lambda done: self._drawn(day, rule, done))
         try:
             return DealCode.parse(await asyncio.wait_for(asyncio.shield(task), DAILY_WAIT))
         except TimeoutError:
             raise WorkBusy("The daily deal is still being chosen; try again.") from None
+
+    def _drawn(self, day: str, rule: Rule, task: asyncio.Future[str]) -> None:
+        """The draw's end: the next request starts another if it failed (the request that
+        waited for it was answered; one that gave up on it was not, so it is logged here)."""
+        self._drawing.pop((day, rule), None)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            log_fault(log, f"drawing the daily deal of {day} failed", error)
 
     async def _draw_and_store(self, day: str, rule: Rule) -> str:
         async with self.readers.begin() as session:

@@ -56,7 +56,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from server.live.broker import Broker, Change, Watcher
 from server.services.values import Clock, wall_clock_ms
 from server.store import notices as store
-from server.store.db import unavailable
+from server.store.faults import periodic
 from server.store.notices import NoticeRecord as Notice
 from server.store.records import utc_day
 
@@ -220,21 +220,10 @@ class NoticeService:
         await self.signal(told)
         return True
 
-    async def run(self) -> None:
+    def start_ticking(self) -> None:
         # The first check a period after the start, not at once: a server that has just
         # started holds no connection for it while it answers its first requests.
-        while True:
-            await asyncio.sleep(DAILY_CHECK_S)
-            try:
-                await self.reveal_daily()
-            except Exception as exc:
-                if not unavailable(exc):
-                    log.exception("announcing the daily reveal failed")
-                else:  # one line a check while the database is away; the next check retries
-                    log.warning("announcing the daily reveal failed: the database is unavailable")
-
-    def start_ticking(self) -> None:
-        self.ticker = asyncio.create_task(self.run())
+        self.ticker = periodic("announcing the daily reveal", DAILY_CHECK_S, self.reveal_daily, log)
 
     async def close(self) -> None:
         if self.ticker is not None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import sqlite3
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -34,8 +35,8 @@ from typing import Any, Protocol
 
 from sqlalchemy.engine import make_url
 
-from server.settings import async_url, is_sqlite
-from server.store.db import CHANNEL, asyncpg_connect_args, configure_sqlite_connection
+from server.settings import DEFAULT_DATABASE_WAIT_S, async_url, is_sqlite
+from server.store.db import CHANNEL, configure_sqlite_connection, open_pool, pooled
 from server.store.records import STATE_FIELDS, GameRecord
 
 
@@ -123,26 +124,21 @@ def _pg_statement(log: bool, record: bool, notify: bool, timed_out: bool = False
     return "WITH " + ", ".join(parts) + " " + final
 
 
-async def _keep_session(_connection: Any) -> None:
-    """The pool's reset of a released connection: nothing to do, since a commit is one statement
-    in its own implicit transaction that leaves no session state behind (no SET, LISTEN,
-    cursor or advisory lock). asyncpg's default reset would cost a round trip per commit."""
-
-
 class PgCommitter:
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Any, wait_s: float = DEFAULT_DATABASE_WAIT_S) -> None:
         self.pool = pool
+        self.wait_s = wait_s
 
     @classmethod
-    async def open(cls, url: str, size: int = 10) -> PgCommitter:
-        import asyncpg
-
-        pool = await asyncpg.create_pool(
-            **asyncpg_connect_args(url), min_size=0, max_size=size, reset=_keep_session
-        )
-        return cls(pool)
+    async def open(
+        cls, url: str, size: int = 10, wait_s: float = DEFAULT_DATABASE_WAIT_S
+    ) -> PgCommitter:
+        return cls(await open_pool(url, size, wait_s), wait_s)
 
     async def commit(self, c: GameCommit) -> Outcome:
+        """The one statement; a fault of the database raises (the change may or may not have
+        been made: a retry with the same idempotency key tells, `KEY_TAKEN`), and the connection
+        it met is not used again (`server.store.db.pooled`)."""
         import asyncpg
 
         args: list[Any] = [c.row.id, c.row.version - 1, c.at_ms, *c.state()]
@@ -156,7 +152,8 @@ class PgCommitter:
             c.move is not None, c.record is not None, c.notify is not None, c.timed_out
         )
         try:
-            status: str = await self.pool.execute(sql, *args)
+            async with pooled(self.pool, self.wait_s) as connection:
+                status: str = await connection.execute(sql, *args)
         except asyncpg.UniqueViolationError as exc:
             if exc.table_name == "idempotency_keys":
                 return Outcome.KEY_TAKEN
@@ -186,20 +183,35 @@ _SQLITE_RECORD = (
 
 
 class SqliteCommitter:
-    def __init__(self, path: str) -> None:
+    """The writer thread. A commit waits at most `wait_s` in all, its turn in the thread's
+    queue included: one that comes up after that is refused unwritten (a fault: `503`), and the
+    lock is waited for only what is left of it (SQLite's busy timeout, set per commit)."""
+
+    def __init__(self, path: str, wait_s: float = DEFAULT_DATABASE_WAIT_S) -> None:
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
         self.path = path
+        self.wait_s = wait_s
         self.connection: sqlite3.Connection | None = None
+        self.busy_ms = 0
 
     def _connect(self) -> sqlite3.Connection:
         if self.connection is None:
             connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            configure_sqlite_connection(connection)
+            configure_sqlite_connection(connection, self.wait_s)
             self.connection = connection
+            self.busy_ms = int(self.wait_s * 1000)
         return self.connection
 
-    def _commit(self, c: GameCommit) -> Outcome:
+    def _commit(self, c: GameCommit, queued: float) -> Outcome:
+        left_ms = int((self.wait_s - (time.monotonic() - queued)) * 1000)
+        if left_ms <= 0:
+            raise sqlite3.OperationalError(
+                "database is locked: the commit waited its turn past DATABASE_WAIT_S"
+            )
         connection = self._connect()
+        if abs(left_ms - self.busy_ms) > 50:
+            connection.execute(f"PRAGMA busy_timeout={left_ms}")
+            self.busy_ms = left_ms
         row = c.row
         connection.execute("BEGIN IMMEDIATE")
         try:
@@ -230,7 +242,9 @@ class SqliteCommitter:
             raise
 
     async def commit(self, c: GameCommit) -> Outcome:
-        return await asyncio.get_running_loop().run_in_executor(self.executor, self._commit, c)
+        return await asyncio.get_running_loop().run_in_executor(
+            self.executor, self._commit, c, time.monotonic()
+        )
 
     def _close(self) -> None:
         if self.connection is not None:
@@ -242,8 +256,8 @@ class SqliteCommitter:
         self.executor.shutdown(wait=True)
 
 
-async def open_committer(url: str) -> Committer:
+async def open_committer(url: str, wait_s: float = DEFAULT_DATABASE_WAIT_S) -> Committer:
     parsed = make_url(async_url(url))
     if is_sqlite(url):
-        return SqliteCommitter(parsed.database or ":memory:")
-    return await PgCommitter.open(url)
+        return SqliteCommitter(parsed.database or ":memory:", wait_s)
+    return await PgCommitter.open(url, wait_s=wait_s)

@@ -13,14 +13,13 @@ import contextlib
 import fcntl
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import sqlalchemy.exc
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import Connection, ExceptionContext, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -29,27 +28,131 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from server.files import migrations_dir
-from server.settings import async_url, is_sqlite
+from server.settings import DEFAULT_DATABASE_WAIT_S, async_url, is_sqlite
+from server.store.faults import unavailable
 
 MIGRATIONS = migrations_dir()
-SQLITE_BUSY_TIMEOUT_MS = 30_000
 CHANNEL = "solitaire_events"
 """The PostgreSQL NOTIFY channel of game events (`server.live.postgres`, `server.store.commits`)."""
 
 
-def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
-    """An async engine for a user-facing database URL (sqlite:/// or postgresql://)."""
+def make_engine(
+    url: str, *, pool_size: int = 10, wait_s: float = DEFAULT_DATABASE_WAIT_S
+) -> AsyncEngine:
+    """An async engine for a user-facing database URL (sqlite:/// or postgresql://).
+
+    Every wait is bounded by `wait_s` (`DATABASE_WAIT_S`): a checkout from the pool, SQLite's
+    lock (its busy timeout), and on PostgreSQL connecting, each statement (asyncpg's
+    `command_timeout`, and the server's own `statement_timeout` besides, so that a statement the
+    client gave up on does not go on holding its locks). A connection that meets a fault
+    (`server.store.faults.unavailable`) is dropped, with every other connection the pool had
+    when it happened: none of them is handed out again (`_drop_faulty`)."""
     full = async_url(url)
     if is_sqlite(url):
-        engine = create_async_engine(full, pool_size=pool_size, max_overflow=pool_size)
-        _configure_sqlite(engine)
-        return engine
-    return create_async_engine(
-        full, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False
+        engine = create_async_engine(
+            full, pool_size=pool_size, max_overflow=pool_size, pool_timeout=wait_s
+        )
+        _configure_sqlite(engine, wait_s)
+    else:
+        engine = create_async_engine(
+            full,
+            pool_size=pool_size,
+            max_overflow=pool_size,
+            pool_pre_ping=False,
+            pool_timeout=wait_s,
+            connect_args=asyncpg_timeouts(wait_s),
+        )
+    _drop_faulty(engine)
+    return engine
+
+
+def asyncpg_timeouts(wait_s: float) -> dict[str, Any]:
+    """asyncpg's keyword arguments that bound its waits by `wait_s`: connecting (`timeout`),
+    every statement (`command_timeout`, on the client) and `statement_timeout` (on the server,
+    a little later, so that the client's own timeout is the one that speaks)."""
+    return {
+        "timeout": wait_s,
+        "command_timeout": wait_s,
+        "server_settings": {"statement_timeout": str(int(wait_s * 1000) + 500)},
+    }
+
+
+async def open_pool(url: str, size: int, wait_s: float = DEFAULT_DATABASE_WAIT_S) -> Any:
+    """An asyncpg pool of `size` connections for one-statement work on the driver itself (the
+    commits, the token reads), its waits bounded by `wait_s`. A released connection is not
+    reset (asyncpg's reset costs a round trip per statement, and one statement in its own
+    implicit transaction leaves no session state: no SET, LISTEN, cursor or advisory lock):
+    `pooled` is what makes that safe."""
+    import asyncpg
+
+    return await asyncpg.create_pool(
+        **asyncpg_connect_args(url),
+        min_size=0,
+        max_size=size,
+        reset=_keep_session,
+        **asyncpg_timeouts(wait_s),
     )
 
 
-def configure_sqlite_connection(connection: Any) -> None:
+async def _keep_session(_connection: Any) -> None:
+    """The reset of a released connection of `open_pool`: nothing to do (see there)."""
+
+
+@contextlib.asynccontextmanager
+async def pooled(pool: Any, wait_s: float = DEFAULT_DATABASE_WAIT_S) -> AsyncIterator[Any]:
+    """A connection of an `open_pool` pool for one statement, waited for at most `wait_s`.
+
+    A connection whose statement failed with anything but the database's own refusal of the
+    statement (a constraint, after which the server has said it is ready again) is terminated,
+    and the pool's other connections are expired (replaced when next released or acquired):
+    none is handed out again. Without this a connection that met a fault could go back to the
+    pool with its protocol still waiting for the end of the failed statement (asyncpg's
+    `ERROR_CONSUME` state: a FATAL error arrived before the socket closed), and the next
+    statement on it failed with "cannot switch to state 12; another operation (2) is in
+    progress": asyncpg's own reset would have caught that with a round trip, and the no-op reset
+    of `open_pool` skips it."""
+    connection = await pool.acquire(timeout=wait_s)
+    try:
+        yield connection
+    except BaseException as exc:
+        if not _refused_cleanly(exc):
+            connection.terminate()
+            await pool.expire_connections()
+        raise
+    finally:
+        await pool.release(connection)
+
+
+def _refused_cleanly(exc: BaseException) -> bool:
+    """The database refused the statement itself (a constraint, a bad value): it answered in
+    full and the connection is ready for the next one."""
+    state = getattr(exc, "sqlstate", None)
+    return isinstance(state, str) and not unavailable(exc)
+
+
+def _drop_faulty(engine: AsyncEngine) -> None:
+    """SQLAlchemy drops a connection, and the pool's others, when its dialect says the error was
+    a disconnect; asyncpg's dialect says so only of "connection is closed". Every fault counts:
+    a connection that died mid-statement can be left with a protocol in a state no later
+    statement can use."""
+
+    @event.listens_for(engine.sync_engine, "handle_error")
+    def on_error(context: ExceptionContext) -> None:
+        error = context.original_exception
+        if not context.is_disconnect and unavailable(error) and not _statement_fault(error):
+            context.is_disconnect = True
+
+
+def _statement_fault(error: BaseException) -> bool:
+    """A fault of one statement, not of its connection (a timeout or a lock): the connection is
+    still good."""
+    if isinstance(error, sqlite3.OperationalError):
+        return True
+    state = getattr(error, "sqlstate", None) or getattr(error.__cause__, "sqlstate", None)
+    return state in ("57014", "55P03", "40001", "40P01")
+
+
+def configure_sqlite_connection(connection: Any, wait_s: float = DEFAULT_DATABASE_WAIT_S) -> None:
     """The settings of every SQLite connection (SQLAlchemy's and the committer's): WAL, a busy
     timeout, foreign keys, and `synchronous=FULL` (a commit is on disk before the response that
     acknowledges it is sent).
@@ -60,8 +163,8 @@ def configure_sqlite_connection(connection: Any) -> None:
     holds the file (two servers starting at once on a new file, one of them migrating) tries
     again for up to the busy timeout instead of failing."""
     cursor = connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    cursor.execute(f"PRAGMA busy_timeout={int(wait_s * 1000)}")
+    deadline = time.monotonic() + wait_s
     while True:
         try:
             cursor.execute("PRAGMA journal_mode")
@@ -90,12 +193,12 @@ def asyncpg_connect_args(url: str) -> dict[str, Any]:
     }
 
 
-def _configure_sqlite(engine: AsyncEngine) -> None:
+def _configure_sqlite(engine: AsyncEngine, wait_s: float) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let SQLAlchemy emit BEGIN itself (the driver's own transaction handling is off).
         dbapi_connection.isolation_level = None
-        configure_sqlite_connection(dbapi_connection)
+        configure_sqlite_connection(dbapi_connection, wait_s)
 
     @event.listens_for(engine.sync_engine, "begin")
     def on_begin(connection: Connection) -> None:
@@ -159,27 +262,3 @@ def downgrade(url: str, revision: str) -> None:
 
 async def migrate_async(url: str) -> None:
     await asyncio.to_thread(migrate, url)
-
-
-def unavailable(exc: BaseException) -> bool:
-    """Whether `exc` says the database cannot take the request now (no connection to be had:
-    the pool is exhausted, the server refuses more clients or does not answer, SQLite stays
-    locked), rather than anything wrong with the request or the code: such a request is worth
-    retrying a moment later (503)."""
-    seen: set[int] = set()
-    error: BaseException | None = exc
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, sqlalchemy.exc.TimeoutError | ConnectionRefusedError):
-            return True
-        name = type(error).__name__
-        if name in (
-            "TooManyConnectionsError",
-            "CannotConnectNowError",
-            "ConnectionDoesNotExistError",
-        ):
-            return True  # asyncpg's, named so that this module does not need asyncpg
-        if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
-            return True
-        error = getattr(error, "orig", None) or error.__cause__
-    return False

@@ -12,8 +12,8 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.settings import async_url, is_sqlite
-from server.store.db import asyncpg_connect_args, configure_sqlite_connection
+from server.settings import DEFAULT_DATABASE_WAIT_S, async_url, is_sqlite
+from server.store.db import configure_sqlite_connection, open_pool, pooled
 from server.store.models import OAuthCode, Player, SessionRow, SignInFailure
 
 
@@ -236,8 +236,11 @@ class TokenReader:
     costs. Here it is one statement: on a small asyncpg pool of its own (PostgreSQL), or on a
     reader thread with its own connection (SQLite, whose WAL lets it read beside the writer)."""
 
-    def __init__(self, pool: Any = None, path: str | None = None) -> None:
+    def __init__(
+        self, pool: Any = None, path: str | None = None, wait_s: float = DEFAULT_DATABASE_WAIT_S
+    ) -> None:
         self.pool = pool
+        self.wait_s = wait_s
         self.path = path
         self.executor: ThreadPoolExecutor | None = None
         self.connection: sqlite3.Connection | None = None
@@ -245,33 +248,25 @@ class TokenReader:
             self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-tokens")
 
     @classmethod
-    async def open(cls, url: str) -> TokenReader:
+    async def open(cls, url: str, wait_s: float = DEFAULT_DATABASE_WAIT_S) -> TokenReader:
         if is_sqlite(url):
-            return cls(path=make_url(async_url(url)).database or ":memory:")
-        import asyncpg
-
-        async def keep(_connection: Any) -> None:
-            """A released connection has no state to reset (one statement, no transaction)."""
-
-        pool = await asyncpg.create_pool(
-            **asyncpg_connect_args(url), min_size=0, max_size=4, reset=keep
-        )
-        return cls(pool=pool)
+            return cls(path=make_url(async_url(url)).database or ":memory:", wait_s=wait_s)
+        return cls(pool=await open_pool(url, 4, wait_s), wait_s=wait_s)
 
     def _read(self, token_hash: str, now_ms: int) -> Holder | None:
         if self.connection is None:
             assert self.path is not None
             connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            configure_sqlite_connection(connection)
+            configure_sqlite_connection(connection, self.wait_s)
             self.connection = connection
         row = self.connection.execute(_HOLDER_SQL.format("?", "?"), (token_hash, now_ms)).fetchone()
         return _holder(row)
 
     async def holder(self, token_hash: str, now_ms: int) -> Holder | None:
         if self.pool is not None:
-            return _holder(
-                await self.pool.fetchrow(_HOLDER_SQL.format("$1", "$2"), token_hash, now_ms)
-            )
+            async with pooled(self.pool, self.wait_s) as connection:
+                row = await connection.fetchrow(_HOLDER_SQL.format("$1", "$2"), token_hash, now_ms)
+            return _holder(row)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, self._read, token_hash, now_ms)
 

@@ -23,7 +23,7 @@ from server.api.problems import known_problem
 from server.app import create_app
 from server.keys import BUDGET, SESSIONS, SOLVER
 from server.settings import Settings, async_url
-from server.store.db import unavailable
+from server.store.faults import unavailable
 from tests.api.helpers import problem, read_answer
 from tests.conftest import ClientFactory
 

@@ -28,7 +28,7 @@ from server.api.problems import problem_body
 from server.api.schemas import ErrorOut, echoed_id
 from server.keys import CONNECTIONS, SESSIONS
 from server.services.errors import Problem
-from server.store.db import unavailable
+from server.store.faults import periodic
 
 if TYPE_CHECKING:
     from server.api.live import Connection
@@ -101,26 +101,16 @@ def close_ended(app: web.Application, ended: set[str]) -> None:
             connection.close_soon(CLOSE_SESSION_ENDED, "session ended")
 
 
-async def _check_forever(app: web.Application) -> None:
-    sessions = app[SESSIONS]
-    while True:
-        await asyncio.sleep(CHECK_S)
-        held = {c.player.session_id for c in app[CONNECTIONS] if c.player is not None}
-        if not held:
-            continue
-        try:
-            alive = await sessions.alive(held)
-        except Exception as exc:
-            if not unavailable(exc):
-                log.exception("checking the sockets' sessions failed")
-            continue
-        close_ended(app, held - alive)
+async def _check(app: web.Application) -> None:
+    held = {c.player.session_id for c in app[CONNECTIONS] if c.player is not None}
+    if held:
+        close_ended(app, held - await app[SESSIONS].alive(held))
 
 
 async def guard(app: web.Application) -> AsyncIterator[None]:
     """The cleanup context: the guard runs while the app does."""
     app[SESSIONS].ended.append(lambda ended: close_ended(app, ended))
-    task = asyncio.create_task(_check_forever(app))
+    task = periodic("checking the sockets' sessions", CHECK_S, lambda: _check(app), log)
     yield
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):

@@ -20,7 +20,7 @@ from server.api.render import following_me_message, message_text, notice_message
 from server.services.notices import PAGE, NoticeService
 from server.services.sessions import require
 from server.services.values import Principal
-from server.store.db import unavailable
+from server.store.faults import unavailable
 
 log = logging.getLogger(__name__)
 

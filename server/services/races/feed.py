@@ -18,6 +18,7 @@ from server.live.broker import Broker
 from server.services.errors import NotFound
 from server.services.races.standings import RaceView
 from server.services.values import Applied, Clock
+from server.store.faults import log_fault
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +108,8 @@ class RaceFeeds:
                 view = await self.read(race_id)
             except NotFound:
                 return  # a watcher named a race that does not exist: it is told so (404)
-            except Exception:
-                log.exception("reading race %s failed", race_id)
+            except Exception as exc:
+                log_fault(log, f"reading race {race_id} failed", exc)
                 return
             if feed.view is not None:  # keep the newer of each game (changes went on meanwhile)
                 held = {g.id: g for g in feed.view.games}

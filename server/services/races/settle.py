@@ -29,6 +29,7 @@ from server.services.races.ratings import MODEL, rate
 from server.services.races.standings import RaceView
 from server.services.values import Applied, Clock
 from server.store import races as store
+from server.store.faults import log_fault, periodic
 from server.store.records import GameRecord, RaceRecord
 
 log = logging.getLogger(__name__)
@@ -183,19 +184,11 @@ class Settler:
         for race_id in due:
             try:
                 await self.settle(race_id)
-            except Exception:
-                log.exception("settling race %s failed", race_id)
-
-    async def run(self) -> None:
-        while True:
-            await asyncio.sleep(TICK_S)
-            try:
-                await self.tick()
-            except Exception:
-                log.exception("race tick failed")
+            except Exception as exc:
+                log_fault(log, f"settling race {race_id} failed", exc)
 
     def start_ticking(self) -> None:
-        self.ticker = asyncio.create_task(self.run())
+        self.ticker = periodic("the races' tick", TICK_S, self.tick, log)
 
     async def close(self) -> None:
         if self.ticker is not None:
