@@ -12,7 +12,10 @@ booleans and RFC 3339 timestamps. `openapi.yaml` says the same rules on each par
   minute, since Python's datetime has no 61st second. A bare date, a missing second, a week or
   ordinal date, a space for `T` (the ISO 8601 forms `datetime.fromisoformat` also takes) are
   `422`. A `+` of an offset must be sent percent-encoded (`%2B`): in a query string a raw `+`
-  means a space, and the refusal says so.
+  means a space, and the refusal says so. The instant must lie within years 1 to 9999 in UTC
+  too (issue 21): `0001-01-01T00:30:00+01:00` is in year 0 there and `9999-12-31T23:30:00-01:00`
+  in year 10000, which no UTC timestamp the server writes can name (and whose conversion raised
+  `OverflowError`): both `422`. Year 0 and month 13 are no dates at all: `422`.
 The results are always aware datetimes.
 """
 
@@ -39,6 +42,7 @@ INSTANT_RULE: Final = (
     "expected an RFC 3339 date-time such as 2026-01-02T03:04:05Z or 2026-01-02T05:04:05+02:00"
     " (the offset may be left out for UTC)"
 )
+INSTANT_RANGE: Final = "an instant from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z in UTC"
 
 
 def parse_flag(text: object) -> bool:
@@ -72,9 +76,15 @@ def parse_instant(text: object) -> datetime:
         offset = timedelta(hours=hours, minutes=minutes)
         zone = timezone(-offset if sign == "-" else offset)
     try:
-        return datetime(year, month, day, hour, minute, second, micro, tzinfo=zone)
+        moment = datetime(year, month, day, hour, minute, second, micro, tzinfo=zone)
     except ValueError:
         raise ValueError(INSTANT_RULE + ": no such date or time") from None
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        # 0001-01-01T00:30:00+01:00 is in year 0 in UTC, 9999-12-31T23:30:00-01:00 in 10000.
+        raise ValueError(INSTANT_RULE + ": " + INSTANT_RANGE) from None
+    return moment
 
 
 def flag(query: Mapping[str, str], name: str, default: bool) -> bool:

@@ -483,6 +483,10 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": ": un moment de la 0001-01-01T00:00:00Z până la 9999-12-31T23:59:59.999999Z în UTC",
         "he": ": רגע שבין 0001-01-01T00:00:00Z ל-9999-12-31T23:59:59.999999Z לפי UTC",
     },
+    ": an instant from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z in UTC": {
+        "ro": ": un moment de la 0001-01-01T00:00:00Z până la 9999-12-31T23:59:59.999999Z în UTC",
+        "he": ": רגע שבין 0001-01-01T00:00:00Z ל-9999-12-31T23:59:59.999999Z לפי UTC",
+    },
     "expected the id of an event of this stream (an integer)": {
         "ro": "se aștepta id-ul unui eveniment al acestui flux (un număr întreg)",
         "he": "נדרש המזהה של אירוע בזרם הזה (מספר שלם)",

@@ -358,10 +358,14 @@ class GameService:
 
     async def mark_assisted(self, player: Principal, game_id: str) -> Applied:
         """A hint was given: the game is assisted from now on (a change of its own, with a
-        version and an event, the first time only)."""
+        version and an event, the first time only). A game that ended while its hint was
+        searched for is left as it ended: the hint came too late to help, and a finished
+        game's figures (boards, statistics: `server.store.stats`) never change."""
 
         def decide(view: GameView) -> Decision | None:
-            return None if view.row.assisted else Decision(view.game, None, True)
+            if view.row.assisted or view.game.status is not Status.ACTIVE:
+                return None
+            return Decision(view.game, None, True)
 
         return await self._change(player, game_id, decide)
 
@@ -395,8 +399,16 @@ class GameService:
 
         A refusal, or a stale `expected_version`, on a cached view is decided again on a fresh
         read, since the cache may be behind another process; a commit that finds the game at
-        another version reloads and decides again. With an idempotency key, a refusal or a
-        conflict first looks for the key's stored answer: it is a retry of an applied action.
+        another version reloads and decides again. With an idempotency key, a refusal of any
+        kind (the engine's: the game is over or the move no longer legal; a stale
+        `expected_version`; the race's timing: `race_over`, `race_not_started`) or a conflict
+        first looks for the key's stored answer: it is a retry of an applied action, answered
+        as it was the first time, before any deadline or state check may refuse it (an action
+        applied 1 ms before its race's deadline and retried after it gets its answer, not
+        `race_over`). The record is looked for only then, not before every keyed action: a
+        retry whose action is still legal is decided again and its commit finds the key taken
+        (`Outcome.KEY_TAKEN`), so the answer is the stored one either way, and a first request
+        costs no read.
         A committed change to a race game is told to its race once the game's lock is released.
         """
         applied, committed = await self._decided(player, game_id, decide, key, fingerprint)
@@ -428,13 +440,15 @@ class GameService:
                     raise Forbidden("This game belongs to another player.")
                 try:
                     decision = decide(view)
-                except (IllegalMove, VersionConflict):
+                except (IllegalMove, VersionConflict, RaceConflict) as refusal:
+                    # A keyed retry of an applied action gets its stored answer whatever the
+                    # game's state or its race's clock says now (race_over, game over, ...).
                     if key is not None and player is not None:
                         stored = await self._stored(player, key, fingerprint)
                         if stored is not None:
                             return stored, False
-                    if fresh:
-                        raise
+                    if fresh or isinstance(refusal, RaceConflict):
+                        raise  # (a race's timing is the row's: a fresh read would say the same)
                     slot.view = None
                     continue
                 now = self.clock()
