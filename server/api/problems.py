@@ -173,7 +173,7 @@ def known_problem(exc: Exception, lang: str) -> dict[str, Any] | None:
             503,
             "broker-unavailable",
             "Broker unavailable",
-            "Live events cannot be carried now; try again shortly.",
+            "Redis cannot be reached now; try again shortly.",
         )
     else:
         return None

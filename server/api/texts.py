@@ -76,13 +76,44 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": "Baza de date nu poate primi această cerere acum; încercați din nou în curând.",
         "he": "מסד הנתונים אינו יכול לקבל את הבקשה הזו כעת; נסו שוב בקרוב.",
     },
-    "Live events cannot be carried now; try again shortly.": {
-        "ro": "Evenimentele în direct nu pot fi transmise acum; încercați din nou în curând.",
-        "he": "אי אפשר להעביר אירועים חיים כעת; נסו שוב בקרוב.",
+    "Redis cannot be reached now; try again shortly.": {
+        "ro": "Redis nu poate fi atins acum; încercați din nou în curând.",
+        "he": "אי אפשר להגיע ל-Redis כעת; נסו שוב בקרוב.",
     },
     "The database does not answer.": {
         "ro": "Baza de date nu răspunde.",
         "he": "מסד הנתונים אינו עונה.",
+    },
+    # aiohttp's own refusals and the connection caps (server/api/connections.py)
+    "The request is not HTTP that this server reads: {reason}": {
+        "ro": "Cererea nu este HTTP pe care acest server îl citește: {reason}",
+        "he": "הבקשה אינה HTTP שהשרת הזה קורא: {reason}",
+    },
+    "The body's Content-Encoding {encoding} is not one this server decodes: send it gzip or "
+    "deflate, or not encoded.": {
+        "ro": "Content-Encoding {encoding} al corpului nu este unul pe care acest server îl "
+        "decodează: trimiteți-l gzip sau deflate, sau necodat.",
+        "he": "Content-Encoding {encoding} של הגוף אינו קידוד שהשרת הזה מפענח: שלחו אותו "
+        "ב-gzip או ב-deflate, או ללא קידוד.",
+    },
+    "This server meets no expectation but Expect: 100-continue.": {
+        "ro": "Acest server nu îndeplinește nicio așteptare în afară de Expect: 100-continue.",
+        "he": "השרת הזה אינו עונה על שום ציפייה מלבד Expect: 100-continue.",
+    },
+    "The body did not arrive within {seconds} s of the request's head.": {
+        "ro": "Corpul nu a sosit în {seconds} s de la antetul cererii.",
+        "he": "הגוף לא הגיע בתוך {seconds} שניות מכותרת הבקשה.",
+    },
+    "This address has {count} connections open to this server, as many as one address may: "
+    "send this request on one of them.": {
+        "ro": "Această adresă are {count} conexiuni deschise către acest server, câte poate "
+        "avea o adresă: trimiteți cererea pe una dintre ele.",
+        "he": "לכתובת הזו יש {count} חיבורים פתוחים לשרת הזה, כמה שכתובת אחת רשאית: שלחו את "
+        "הבקשה באחד מהם.",
+    },
+    "The server took too long to answer.": {
+        "ro": "Serverului i-a luat prea mult să răspundă.",
+        "he": "לשרת לקח יותר מדי זמן לענות.",
     },
     "This address is a WebSocket endpoint: connect with an Upgrade: websocket request.": {
         "ro": "Această adresă este un punct WebSocket: conectați-vă cu o cerere "
@@ -393,6 +424,10 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": "Mai încet: cel mult {n} cereri pe secundă.",
         "he": "לאט יותר: לכל היותר {n} בקשות לשנייה.",
     },
+    "Slow down: this answer of {n} actions costs {c} requests, more than is left.": {
+        "ro": "Mai încet: acest răspuns de {n} acțiuni costă {c} cereri, mai mult decât a rămas.",
+        "he": "לאט יותר: תשובה זו של {n} פעולות עולה {c} בקשות, יותר ממה שנותר.",
+    },
     "Slow down: at most {n} sign-ups a minute from one address.": {
         "ro": "Mai încet: cel mult {n} înscrieri pe minut de la o adresă.",
         "he": "לאט יותר: לכל היותר {n} הרשמות לדקה מכתובת אחת.",
@@ -478,10 +513,6 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
     ": no such date or time": {
         "ro": ": nu există o asemenea dată sau oră",
         "he": ": אין תאריך או שעה כאלה",
-    },
-    ": an instant from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z in UTC": {
-        "ro": ": un moment de la 0001-01-01T00:00:00Z până la 9999-12-31T23:59:59.999999Z în UTC",
-        "he": ": רגע שבין 0001-01-01T00:00:00Z ל-9999-12-31T23:59:59.999999Z לפי UTC",
     },
     ": an instant from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z in UTC": {
         "ro": ": un moment de la 0001-01-01T00:00:00Z până la 9999-12-31T23:59:59.999999Z în UTC",
