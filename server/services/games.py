@@ -67,6 +67,7 @@ from server.store.commits import (
     IdempotencyRecord,
     Outcome,
 )
+from server.store.faults import log_fault
 from server.store.records import GameRecord, LoggedMove, day_start_ms, utc_day
 
 log = logging.getLogger(__name__)
@@ -344,8 +345,8 @@ class GameService:
         row = applied.view.row
         try:
             await self.on_ended(row.player_id, row.id, row.race_id, "action_limit")
-        except Exception:
-            log.exception("game %s: telling its player of the action limit failed", row.id)
+        except Exception as exc:
+            log_fault(log, f"game {row.id}: telling its player of the action limit failed", exc)
 
     async def abandon(self, player: Principal, game_id: str) -> Applied:
         def decide(view: GameView) -> Decision:
@@ -494,10 +495,9 @@ class GameService:
             return
         try:
             await self.on_race_change(applied)
-        except Exception:
-            log.exception(
-                "race %s: a change to game %s", applied.view.row.race_id, applied.view.row.id
-            )
+        except Exception as exc:
+            row = applied.view.row
+            log_fault(log, f"race {row.race_id}: a change to game {row.id}", exc)
 
     async def _stored(self, player: Principal, key: str, fingerprint: str) -> Applied | None:
         """The stored answer of the player's earlier request with this key, if there is one."""
