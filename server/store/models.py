@@ -267,3 +267,36 @@ class NoticeMark(Base):
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     at_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class PlayerStatsRow(Base):
+    """A player's statistics of one rule (SPEC 2.5), kept as their solo games finish
+    (`server.store.stats`): one row per player and rule that has a finished game."""
+
+    __tablename__ = "player_stats"
+
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    rule: Mapped[str] = mapped_column(String(8), primary_key=True)
+    played: Mapped[int] = mapped_column(Integer)
+    won: Mapped[int] = mapped_column(Integer)
+    clean_wins: Mapped[int] = mapped_column(Integer)
+    best_score: Mapped[int | None] = mapped_column(Integer)
+    best_ranked_score: Mapped[int | None] = mapped_column(Integer)
+    best_time_ms: Mapped[int | None] = mapped_column(BigInteger)
+    fewest_moves: Mapped[int | None] = mapped_column(Integer)
+    current_streak: Mapped[int] = mapped_column(Integer)
+    longest_streak: Mapped[int] = mapped_column(Integer)
+
+
+class DailyRunRow(Base):
+    """A run of consecutive UTC days whose daily deal of a rule the player won (day numbers:
+    days since 1970-01-01), kept as their daily games finish (`server.store.stats`)."""
+
+    __tablename__ = "daily_runs"
+    __table_args__ = (Index("ix_daily_runs_player", "player_id", "rule", "last_day"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"))
+    rule: Mapped[str] = mapped_column(String(8))
+    first_day: Mapped[int] = mapped_column(Integer)
+    last_day: Mapped[int] = mapped_column(Integer)
