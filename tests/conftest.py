@@ -44,10 +44,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("CI is set but TEST_DATABASE_URL is not: PostgreSQL would not run")
 
 
-TIERS = {"processes": "processes", "web": "browser"}
+TIERS = {"processes": "processes", "web": "browser", "faults": "faults"}
 """The folders whose every test carries a tier's marker: `tests/processes/` starts real server
-processes (`processes`), `tests/web/` drives Chromium (`browser`). The fast tier is
-`pytest -m "not processes and not browser and not slow"` (the README)."""
+processes (`processes`), `tests/web/` drives Chromium (`browser`), `tests/faults/` fails the
+database, Redis and server processes under players (`faults`). The fast tier is
+`pytest -m "not processes and not browser and not faults and not slow"` (the README)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

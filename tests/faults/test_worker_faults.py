@@ -1,0 +1,29 @@
+"""A server process killed under `--workers 2` (issue 21): the parent and two workers sharing
+the port on the suite's PostgreSQL, 6 players over HTTP and 6 over the WebSocket; one worker
+is SIGKILLed. Its sockets and keep-alive connections die under the players, who retry (a new
+connection reaches the surviving worker): nothing lost or doubled, no 500, no traceback, the
+parent still running and the port still served. The test needs only the surviving worker
+(whether the parent starts another is the server's choice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.faults.harness import Server, scenario, verdict, worker_fault
+
+
+async def test_players_lose_and_double_nothing_when_a_worker_is_killed(
+    pg_database: str, tmp_path: Path, show: Callable[..., None]
+) -> None:
+    server = Server(pg_database, tmp_path / "server.log", "--workers", "2")
+    killed: list[int] = []
+    try:
+        fault = worker_fault(server, killed)
+        report = await scenario(server, [("worker_sigkill", fault)], then_s=3.0)
+    finally:
+        server.close()
+    show(*report.lines(), f"killed_worker={killed}")
+    assert not report.problems(), verdict(report, server)
+    assert report.actions_acknowledged > 0
