@@ -9,6 +9,15 @@ Log lines go to stderr, as plain text or (`LOG_FORMAT=json`) one JSON object per
 written while a request is handled carry its request id. aiohttp's refusals of bytes that are
 not HTTP (a bad request line, a header with a NUL byte, a line too long) are one line each, not
 a traceback; an error in the server's own code keeps its traceback.
+
+Every process raises its file limit (`RLIMIT_NOFILE`'s soft limit to its hard one) at start and
+logs it; the connection caps and timeouts are `server.api.connections`' (64 open connections
+per address, 10,000 per process or the file limit less 256, a request head within 10 s, a body
+within 10 s, 15 s of idle keep-alive). aiohttp's `web.run_app` is not used: it cannot be given a
+protocol of our own, so `serve` does what it does (SIGTERM and SIGINT stop it gracefully: the
+listening socket closed, idle connections closed, WebSockets closed with 1001 by the
+application's shutdown, requests in flight given `SHUTDOWN_TIMEOUT_S` to finish) with
+`connections.Runner`.
 """
 
 from __future__ import annotations
@@ -20,7 +29,6 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
-import re
 import shutil
 import signal
 import sys
@@ -35,8 +43,10 @@ from typing import Any, Final
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
+from aiohttp.web_runner import GracefulExit
 from prometheus_client.multiprocess import mark_process_dead
 
+from server.api import connections
 from server.api.monitoring import REQUEST_ID
 from server.app import create_app
 from server.metrics import MULTIPROC_DIR
@@ -47,9 +57,8 @@ from server.store.db import migrate
 log = logging.getLogger("server")
 
 TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s %(message)s"
-REFUSAL_CHARS: Final = 200
-"""Characters of aiohttp's description of a refused request kept in its log line."""
-CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+SHUTDOWN_TIMEOUT_S: Final = 10.0
+"""How long a stopping process gives the requests in flight to finish."""
 STANDARD_ATTRIBUTES: Final = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
     "message",
     "asctime",
@@ -107,15 +116,8 @@ class JsonFormatter(logging.Formatter):
 
 
 def describe_refusal(exc: HttpProcessingError) -> str:
-    """aiohttp's account of a refused request on one line, control characters escaped and
-    bounded in length (it quotes the client's bytes)."""
-    lines = (line.strip() for line in str(exc.message).splitlines())
-    text = " ".join(line for line in lines if line and line.strip("^"))
-    text = text.encode("ascii", "backslashreplace").decode("ascii")
-    text = CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    if len(text) > REFUSAL_CHARS:
-        text = text[:REFUSAL_CHARS] + "..."
-    return f"{exc.code} {text}"
+    """aiohttp's account of a refused request on one line, with its status."""
+    return f"{exc.code} {connections.describe_refusal(exc)}"
 
 
 def parse_error(exc: BaseException | None) -> HttpProcessingError | None:
@@ -163,13 +165,39 @@ def configure_logging(log_format: str) -> None:
     aiohttp_server.addFilter(OneLineRefusals())
 
 
-def announce(text: str) -> None:
-    """aiohttp's "Running on ..." banner, as a log line of the chosen format."""
-    first = text.splitlines()[0] if text else ""
-    log.info("%s", first.strip("= ").replace("Running on", "serving on"))
+def file_limit() -> int:
+    """Raises this process's file limit (`connections.raise_file_limit`) and logs it."""
+    now, before = connections.raise_file_limit()
+    if now != before:
+        log.info("file limit raised from %d to %d open files", before, now)
+    else:
+        log.info("file limit: %d open files", now)
+    return now
 
 
 # ---------------------------------------------------------------- serving
+
+
+async def run(app: web.Application, settings: Settings, reuse_port: bool) -> None:
+    """Serves `app` until cancelled (or a signal's `GracefulExit`), then stops gracefully."""
+    runner = connections.Runner(
+        app,
+        per_address=None if settings.trust_forwarded else connections.CONNECTIONS_PER_ADDRESS,
+        total=connections.process_cap(file_limit()),
+        handle_signals=True,
+        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+        keepalive_timeout=connections.KEEPALIVE_TIMEOUT_S,
+        access_log=None,  # server.api.monitoring writes the access log
+    )
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, settings.host, settings.port, reuse_port=reuse_port or None)
+        await site.start()
+        log.info("serving on %s", site.name)
+        while True:
+            await asyncio.sleep(3600)
+    finally:
+        await runner.cleanup()
 
 
 def serve(settings: Settings, reuse_port: bool = False) -> None:
@@ -184,15 +212,27 @@ def serve(settings: Settings, reuse_port: bool = False) -> None:
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     except ImportError:  # pragma: no cover - uvloop is optional (not on Windows)
         pass
-    web.run_app(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        shutdown_timeout=10,
-        access_log=None,  # server.api.monitoring writes the access log
-        reuse_port=reuse_port or None,
-        print=announce,
-    )
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    main = loop.create_task(run(create_app(settings), settings, reuse_port))
+    try:
+        loop.run_until_complete(main)
+    except (GracefulExit, KeyboardInterrupt):
+        pass
+    finally:
+        # As web.run_app ends: the serving task finished (its cleanup run), then every task
+        # left cancelled, the async generators closed.
+        if not main.done():
+            main.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                loop.run_until_complete(main)
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 @contextlib.contextmanager
@@ -219,6 +259,7 @@ def metrics_directory() -> Iterator[Path]:
 
 def serve_workers(settings: Settings) -> int:
     configure_logging(settings.log_format)
+    file_limit()  # the workers inherit it (and each raises its own: the same)
     migrate(settings.database_url)
     worker_settings = replace(settings, migrate=False)
     context = multiprocessing.get_context("spawn")
