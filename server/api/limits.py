@@ -2,7 +2,7 @@
 
 **Rate budgets.** Every `/api/` request (preflights and WebSocket upgrades included) is charged
 before anything else looks at it, to two budgets at once, and refused with `429` and
-`Retry-After` when either is spent:
+`Retry-After` when either is spent (every other path too, to the first alone: see below):
 
 - the *address's*, first: `ADDRESS_FACTOR` (4) times `RATE_LIMIT`, for everything from one
   address (players and anonymous requests together): a household or an office behind one NAT
@@ -16,6 +16,20 @@ before anything else looks at it, to two budgets at once, and refused with `429`
   resolved is kept on the request for its handler (`server.api.access.authenticate`): a token
   is parsed once a request. A made-up token is no player: the request is charged as anonymous,
   and the handler answers it with `401`.
+
+**Every other path is metered too** (issue 21): `/healthz`, `/readyz`, `/metrics`,
+`/openapi.yaml`, `/asyncapi.yaml`, `/rules`, `/problems` and `/problems/{slug}`, `/` and the web
+client's files (`/web/...`), and every path no route takes (a `404`, a `405`) are charged to
+the address's budget, the same one as its `/api/` requests, and refused alike (`429`,
+`Retry-After`, after `REFUSAL_DELAY_S`): a flood of health checks or 404s from one address
+spends that address's budget and nobody else's. Only the address's: no token is read for them
+(a page's files carry none), and their answers name the budget in `RateLimit-Policy` without a
+`RateLimit` (one storage hit, no second read: they are the cheapest answers the server gives,
+`server.api.pages` serves the files from memory with an `ETag`). They are not held to the
+in-flight cap: a browser fetching the client's thirty-odd modules at once through a proxy's
+HTTP/2 would meet it, and none of them waits on the database but `/readyz` (one `SELECT 1`,
+within 2 s). The OAuth routes (`SELF_METERED`) charge the budgets themselves as `/api/` requests.
+A health checker or a Prometheus scraper asks a few times a minute, far below any budget.
 
 Before any budget, an address may have `IN_FLIGHT_PER_ADDRESS` (16) requests being answered at
 once in a process (a WebSocket session is charged, not counted): one more is refused, so that a
@@ -101,6 +115,11 @@ SIGNIN_PATHS = frozenset({"/api/v1/sessions", "/oauth/authorize"})
 """Where a password is checked: a sign-in, and the OAuth consent page's form."""
 SIGNIN_LIMIT = 30
 """Sign-ins a minute from one address (each costs an Argon2 hash)."""
+SELF_METERED = frozenset(
+    {"/oauth/authorize", "/oauth/token", "/oauth/revoke", "/.well-known/oauth-authorization-server"}
+)
+"""Routes outside `/api/` that charge the budgets themselves, as `/api/` requests are
+(`server.api.oauth`: its forms answer a refusal as a page or as OAuth JSON)."""
 LIVE_PATH = "/api/v1/live"
 STREAM_PATH = re.compile(r"/api/v1/(?:me|games/[^/]+)/events")
 """The two streams of server-sent events (`server.api.events`)."""
@@ -410,12 +429,32 @@ class RateBudget:
         request[RATE_WINDOWS] = windows
         return refusal
 
+    async def charge_other(self, request: web.Request, address: str) -> Refusal | None:
+        """Charges a request outside `/api/` (the health checks, `/metrics`, the documents, the
+        rules, the web client's files, a 404) to its address's budget alone: one hit, no token
+        read, no `RateLimit` read (its answer names the budget in `RateLimit-Policy`; a refusal
+        says `r=0` and its wait)."""
+        item = self.address_item
+        refusal = await self.charge_address(address)
+        window = Window("address", item.amount, item.get_expiry())
+        if refusal is not None:
+            window = Window("address", item.amount, item.get_expiry(), 0, refusal.retry_after)
+        request[RATE_WINDOWS] = [window]
+        return refusal
+
     def middleware(self) -> Middleware:
         @web.middleware
         async def rate_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
-            if not self.on or not request.path.startswith("/api/"):
+            if not self.on:
                 return await handler(request)
             address = self.address(request)
+            if not request.path.startswith("/api/"):
+                if request.path in SELF_METERED and request.match_info.http_exception is None:
+                    return await handler(request)  # the OAuth routes charge themselves
+                refusal = await self.charge_other(request, address)
+                if refusal is None:
+                    return await handler(request)
+                return await refusal.slow_response()
             # A WebSocket session or a stream of server-sent events (`/api/v1/me/events`,
             # `/api/v1/games/{id}/events`): charged, not held in flight.
             if request.path == LIVE_PATH or STREAM_PATH.fullmatch(request.path):
