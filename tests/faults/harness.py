@@ -14,6 +14,9 @@ share.
   socket): only then does it move on to its next action. Retries come every RETRY_S, not after
   `Retry-After` (whose presence is checked): the first 200 after a fault's end is the recovery
   time, to a tenth of a second.
+  And now and then (DROP_RATE, 3%) a player does not wait for an answer at all (a request
+  abandoned, a socket closed right after its `act`) and retries: the server may have applied
+  the action, and its retry must then get the stored answer, not a second application.
 - **The tally** (`Tally`) counts every answer by status (0: none), and notes each one the SPEC
   forbids: a 500 (or any 5xx but 503), a 503 or 429 without `Retry-After` / `retry_after`, any
   other refusal of a player's action (a 4xx: a lost or doubled action would show so).
@@ -62,6 +65,13 @@ RETRY_S = 0.1
 PACE_S = 0.03
 """The pause between a player's acknowledged action and its next one."""
 GAME_ACTIONS = 80
+DROP_RATE = 0.03
+"""The share of attempts whose answer the player does not wait for: an HTTP request abandoned
+within DROP_WITHIN_S (its connection closed), a socket closed right after its `act`. Each is
+retried with its key like any unanswered one; an action the server applied all the same is then
+answered from its idempotency record (`actions_replayed`): the retry path, exercised in every
+run, faults or not."""
+DROP_WITHIN_S = 0.03
 GIVE_UP_S = 20.0
 """How long after the stop a player goes on retrying the action it has in hand."""
 RECOVERY_LIMIT_S = 20.0
@@ -171,6 +181,9 @@ class Tally:
     """(sent, answered) of every 200 to an action."""
     waits_503: list[tuple[float, float]] = field(default_factory=list)
     """(sent, answered) of every 503."""
+
+    dropped: int = 0
+    """Attempts whose answer the player did not wait for (DROP_RATE)."""
 
     def no_answer(self) -> None:
         self.statuses[0] += 1
@@ -340,22 +353,38 @@ class Player:
             await asyncio.sleep(RETRY_S)
         return False
 
+    async def exchange(self, played: Played, sent: Sent) -> tuple[int, str, str | None, bool]:
+        """One POST of the action: (status, body, Retry-After, Idempotent-Replayed)."""
+        async with self.session.post(
+            f"{self.base}/api/v1/games/{played.game_id}/moves",
+            json=body_of(sent.text),
+            headers={**self.auth, "Idempotency-Key": sent.key},
+        ) as response:
+            text = await response.text()
+            replayed = response.headers.get("Idempotent-Replayed") == "true"
+            return response.status, text, response.headers.get("Retry-After"), replayed
+
+    def drops(self) -> bool:
+        """Whether this attempt gives up on its answer at once (see DROP_RATE)."""
+        return self.rng.random() < DROP_RATE
+
     async def act_http(self, played: Played, sent: Sent) -> dict[str, Any] | None:
         began = monotonic()
-        path = f"/api/v1/games/{played.game_id}/moves"
         try:
-            async with self.session.post(
-                self.base + path,
-                json=body_of(sent.text),
-                headers={**self.auth, "Idempotency-Key": sent.key},
-            ) as response:
-                text = await response.text()
-                status = response.status
-                retry_after = response.headers.get("Retry-After")
-                replayed = response.headers.get("Idempotent-Replayed") == "true"
+            if self.drops():
+                try:
+                    exchanged = await asyncio.wait_for(
+                        self.exchange(played, sent), self.rng.uniform(0, DROP_WITHIN_S)
+                    )
+                except TimeoutError:
+                    self.tally.dropped += 1
+                    return None
+            else:
+                exchanged = await self.exchange(played, sent)
         except (aiohttp.ClientError, OSError, TimeoutError):
             self.tally.no_answer()
             return None
+        status, text, retry_after, replayed = exchanged
         self.tally.answer("HTTP act", status, retry_after, text, began, 200)
         if status != 200:
             return None
@@ -404,6 +433,10 @@ class Player:
         began = monotonic()
         try:
             await ws.send_json(message)
+            if self.drops():
+                self.tally.dropped += 1
+                await self.drop_socket()
+                return None
             deadline = began + ANSWER_TIMEOUT_S
             while True:
                 msg = await ws.receive(max(0.01, deadline - monotonic()))
@@ -617,6 +650,7 @@ class Report:
     statuses: Counter[int] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
     server_tracebacks: list[str] = field(default_factory=list)
+    dropped: int = 0
     waits_503: list[tuple[float, float]] = field(default_factory=list)
     """(sent, answered) of every 503."""
 
@@ -632,6 +666,7 @@ class Report:
             "answers_503": self.statuses[503],
             "answers_429": self.statuses[429],
             "answers_none": self.statuses[0],
+            "answers_dropped": self.dropped,
             "answers_other": sum(
                 n for s, n in self.statuses.items() if s not in (0, 200, 201, 429) and s < 500
             ),
@@ -730,7 +765,9 @@ def judge(played: Played, log: list[str], report: Report) -> None:
 async def check(base: str, players: Players, server: Server, faults: list[Fault]) -> Report:
     """After `players.finish()`: the report of the run (see the module)."""
     tally = players.tally
-    report = Report(faults=faults, statuses=tally.statuses, waits_503=tally.waits_503)
+    report = Report(
+        faults=faults, statuses=tally.statuses, waits_503=tally.waits_503, dropped=tally.dropped
+    )
     report.failures += tally.failures
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
         for played in players.games():
