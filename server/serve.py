@@ -13,7 +13,7 @@ a traceback; an error in the server's own code keeps its traceback.
 Every process raises its file limit (`RLIMIT_NOFILE`'s soft limit to its hard one) at start and
 logs it; the connection caps and timeouts are `server.api.connections`' (64 open connections
 per address, 10,000 per process or the file limit less 256, a request head within 10 s, a body
-within 10 s, 15 s of idle keep-alive). aiohttp's `web.run_app` is not used: it cannot be given a
+within 10 s, 20 s of idle keep-alive). aiohttp's `web.run_app` is not used: it cannot be given a
 protocol of our own, so `serve` does what it does (SIGTERM and SIGINT stop it gracefully: the
 listening socket closed, idle connections closed, WebSockets closed with 1001 by the
 application's shutdown, requests in flight given `SHUTDOWN_TIMEOUT_S` to finish) with

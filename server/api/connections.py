@@ -9,9 +9,10 @@ accepted socket. The figures:
   address uses for them). A connection above it is answered, on its first request, with a `429
   too-many-requests` problem (`Retry-After: 1`, `Connection: close`) and closed; if its request
   head has not arrived within `REFUSED_HEAD_S` (2 s) it is closed without an answer. The address
-  is the socket's peer: with `TRUST_FORWARDED` (behind a proxy, every client comes from the
-  proxy's address) this cap is off, and the proxy's own (`deploy/nginx.conf`, `limit_conn`)
-  applies instead.
+  is the socket's peer (an IPv6 address standing for its /64 network, as in the rate budgets,
+  `server.api.access.client_address`): with `TRUST_FORWARDED` (behind a proxy, every client
+  comes from the proxy's address) this cap is off, and the proxy's own (`deploy/nginx.conf`,
+  `limit_conn`) applies instead.
 - **Per process: `CONNECTIONS_PER_PROCESS` (10,000) open connections, or the file limit less
   `RESERVED_FILES` (256, for the database pools, Redis, the log and the files served), whichever
   is lower.** A connection above it is closed at once, unanswered (nothing is cheaper).
@@ -27,10 +28,10 @@ accepted socket. The figures:
   256 KiB, 10 s is 26 KB/s). A handler reading it gets a `408 request-timeout` problem
   (`Connection: close`); a body still arriving after its answer was sent is dropped with the
   connection (aiohttp would read and ignore it for 10 s more).
-- **Idle keep-alive: `KEEPALIVE_TIMEOUT_S` (15 s)** between an answer and the first byte of the
-  next request (aiohttp's `keepalive_timeout`; `run_app`'s default is 75 s). A proxy's idle
-  upstream connections must close before that (nginx: 10 s), or it would reuse a socket the
-  server is closing.
+- **Idle keep-alive: `KEEPALIVE_TIMEOUT_S` (20 s)** between an answer and the first byte of the
+  next request (aiohttp's `keepalive_timeout`; `run_app`'s default is 75 s). A client's or a
+  proxy's idle connections must close before that (aiohttp's client: 15 s; nginx's upstream
+  connections: 10 s), or it would send a request on a socket the server is closing.
 
 aiohttp's own refusals, which happen before the application sees a request, and so outside
 `server.api.problems`' middleware:
@@ -50,15 +51,21 @@ aiohttp's own refusals, which happen before the application sees a request, and 
   request's language.
 
 Where aiohttp does not let us: a request aiohttp's parser refused gets no request id, no CORS
-headers and no metrics (it never reaches the middlewares); the HTTP version of such an answer is
+headers, no access-log line and no metrics (it never reaches the middlewares; nor do the 417
+and the address cap's 429, answered before them); the HTTP version of such an answer is
 aiohttp's (1.0); a TLS handshake or other bytes that are not HTTP get the same 400 problem, which
 their client cannot read. A body's `Content-Encoding` that is broken (a bad gzip stream) is found
-while the handler reads it: `server.api.problems.read_json` answers it (`400 bad-body`).
+while the handler reads it: `server.api.problems.read_json` answers it (`400 bad-body`). The
+head timeout starts on the first byte of a head that arrives alone; the rest of a request head
+pipelined in the same packet as a whole request before it is timed by the idle keep-alive
+instead (aiohttp's parser does not say it holds part of a head). Only `python -m server` runs
+this protocol: aiohttp's test server (`tests/api`) runs aiohttp's own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import re
@@ -88,7 +95,9 @@ NO_HARD_LIMIT_FILES: Final = 1 << 20
 """The soft file limit asked for when the hard one is unlimited (Linux's default `nr_open`)."""
 HEADER_TIMEOUT_S: Final = 10.0
 BODY_TIMEOUT_S: Final = 10.0
-KEEPALIVE_TIMEOUT_S: Final = 15.0
+KEEPALIVE_TIMEOUT_S: Final = 20.0
+"""Above aiohttp's client's own 15 s, so that such a client never reuses a connection the server
+is closing."""
 REFUSED_HEAD_S: Final = 2.0
 """How long a connection over its address's cap may take to send the request it is refused."""
 
@@ -114,6 +123,18 @@ def raise_file_limit() -> tuple[int, int]:
             return soft, soft
         return wanted, soft
     return soft, soft
+
+
+def address_of(peer: str) -> str:
+    """The address a peer's connections count against: an IPv6 address's /64 network (one host
+    may hold it whole), any other address itself."""
+    try:
+        ip = ipaddress.ip_address(peer)
+    except ValueError:
+        return peer
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return peer
 
 
 def process_cap(file_limit: int) -> int:
@@ -346,7 +367,7 @@ class Connections(web.Server):
         peer = transport.get_extra_info("peername")
         if self.per_address is None or not isinstance(peer, tuple) or not peer:
             return True
-        address = str(peer[0])
+        address = address_of(str(peer[0]))
         if self.by_address[address] >= self.per_address:
             connection.refused = True
             return True

@@ -13,10 +13,10 @@ carries no rank: the rank of the rows after it is counted in the database.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -30,7 +30,7 @@ from server.store import games as game_rows
 from server.store import leaderboards as board_rows
 from server.store import players as player_rows
 from server.store import races as race_store
-from server.store.records import code_revealed, utc_day
+from server.store.records import GameRecord, LoggedMove, code_revealed, utc_day
 
 PERIODS = ("day", "week", "month", "all")
 RACE_MU = 25.0
@@ -38,6 +38,10 @@ RACE_SIGMA = 25.0 / 3
 """The OpenSkill rating of a player who has not raced yet (the package's defaults)."""
 BOARD_KINDS = ("score", "time", "moves")
 EXPORT_CHUNK = 100
+"""An export reads a player's games this many rows at a time..."""
+EXPORT_ACTIONS = 1_000
+"""...and their move logs in batches of at most this many actions (a longer game alone, its
+log read this many entries a statement)."""
 
 
 def period_start(period: str, now_ms: int) -> int | None:
@@ -157,6 +161,9 @@ class BoardService:
         return BoardPage(ranked, next_cursor, now, shown, rule, by, period, daily, assisted)
 
     async def stats(self, player_id: str) -> PlayerStats:
+        """The player's statistics of every rule (SPEC 2.5), as kept while their games finish
+        (`server.store.stats`): a few rows whatever the player's history. The figures are
+        those `rule_stats` computes from the player's finished games."""
         async with self.readers.begin() as session:
             player = await player_rows.player_by_id(session, player_id)
             if player is None:
@@ -235,9 +242,9 @@ class BoardService:
 
     async def export(
         self, f: game_rows.GameFilter, viewer: Principal | None
-    ) -> AsyncIterator[tuple[GameView, list[Any]]]:
+    ) -> AsyncIterator[list[tuple[GameView, list[LoggedMove]]]]:
         """The player's finished games (of those `f` asks for) as `viewer` may see them, oldest
-        first, with their move logs, a chunk at a time (never all in memory)."""
+        first, with their move logs, in batches (`_export`: never all in memory)."""
         finished = [
             s for s in (f.status or (Status.WON, Status.ABANDONED)) if s is not Status.ACTIVE
         ]
@@ -249,15 +256,22 @@ class BoardService:
             name = player.name
         return self._export(f, name)
 
-    async def every_game(self, viewer: Principal) -> AsyncIterator[tuple[GameView, list[Any]]]:
+    async def every_game(
+        self, viewer: Principal
+    ) -> AsyncIterator[list[tuple[GameView, list[LoggedMove]]]]:
         """Every game of the viewer's own, in play or ended, as they may see them, oldest first,
-        with their move logs, a chunk at a time (their data export, SPEC 2.2.2)."""
+        with their move logs, in batches (their data export, SPEC 2.2.2)."""
         f = self._seen_by(game_rows.GameFilter(player_id=viewer.id), viewer)
         return self._export(f, viewer.name)
 
     async def _export(
         self, f: game_rows.GameFilter, name: str
-    ) -> AsyncIterator[tuple[GameView, list[Any]]]:
+    ) -> AsyncIterator[list[tuple[GameView, list[LoggedMove]]]]:
+        """The games of `f` in batches of at most EXPORT_ACTIONS actions (a longer game alone),
+        whatever the player's history: the rows EXPORT_CHUNK at a time, each batch's logs read
+        in a transaction of its own (none is held while the caller writes a batch out), each
+        log up to its game's version as read (a game in play may have moved since). The games'
+        states are loaded in a thread: a long game's history is checked as it loads."""
         position: tuple[int, str] | None = None
         now = self.clock()
         while True:
@@ -265,13 +279,55 @@ class BoardService:
                 rows = await game_rows.player_games(
                     session, f, after=position, limit=EXPORT_CHUNK, newest_first=False
                 )
-                logs = await game_rows.move_logs(session, [r.id for r in rows])
-            for row in rows:
-                view = GameView(row, name, loads(row.snapshot), now)
-                yield view, logs[row.id]
+            for batch in action_batches(rows, EXPORT_ACTIONS):
+                async with self.readers.begin() as session:
+                    if len(batch) == 1 and batch[0].version > EXPORT_ACTIONS:
+                        logs = {batch[0].id: await long_log(session, batch[0])}
+                    else:
+                        logs = await game_rows.move_logs(session, [r.id for r in batch])
+                views = await asyncio.to_thread(_views, batch, name, now)
+                yield [
+                    (view, [m for m in logs[view.row.id] if m.seq <= view.row.version])
+                    for view in views
+                ]
             if len(rows) < EXPORT_CHUNK:
                 return
             position = (rows[-1].created_ms, rows[-1].id)
+
+
+async def long_log(session: AsyncSession, row: GameRecord) -> list[LoggedMove]:
+    """A long game's move log up to its version, EXPORT_ACTIONS entries a statement (no step of
+    the event loop handles more rows than that)."""
+    log: list[LoggedMove] = []
+    while True:
+        after = log[-1].seq if log else 0
+        page = await game_rows.move_log(
+            session, row.id, row.version, after=after, limit=EXPORT_ACTIONS
+        )
+        log += page
+        if len(page) < EXPORT_ACTIONS:
+            return log
+
+
+def action_batches(rows: list[GameRecord], most: int) -> list[list[GameRecord]]:
+    """`rows` in order, cut into runs of at most `most` actions (their versions) each; a game
+    longer than that is a run of its own."""
+    batches: list[list[GameRecord]] = []
+    batch: list[GameRecord] = []
+    size = 0
+    for row in rows:
+        if batch and size + row.version > most:
+            batches.append(batch)
+            batch, size = [], 0
+        batch.append(row)
+        size += row.version
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def _views(rows: list[GameRecord], name: str, now: int) -> list[GameView]:
+    return [GameView(row, name, loads(row.snapshot), now) for row in rows]
 
 
 def revealed(row: board_rows.BoardRow, now_ms: int) -> bool:
