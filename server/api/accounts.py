@@ -8,6 +8,7 @@ import json
 
 from aiohttp import web
 
+from server.api import heavy
 from server.api.access import authenticate
 from server.api.problems import invalid, read_json
 from server.api.render import (
@@ -121,14 +122,22 @@ async def export(request: web.Request) -> web.StreamResponse:
             "Cache-Control": "no-store",
         }
     )
+    # Charged by its games' actions as it streams, each batch rendered in a thread
+    # (`server.api.heavy`).
+    meter = heavy.Meter(request)
+    batch: heavy.Batch = await anext(games, [])
+    refused = await meter.first(heavy.actions_in(batch))
+    if refused is not None:
+        return refused
     await response.prepare(request)
     opening = json.dumps(head, ensure_ascii=False)[:-1] + ', "games": ['
     await response.write(opening.encode())
-    first = True
-    async for view, log in games:
-        text = json.dumps(replay_json(view, log), ensure_ascii=False)
-        await response.write((text if first else "," + text).encode())
-        first = False
+    sep = b""
+    while batch:
+        await response.write(sep + await heavy.joined(replay_json, batch, b","))
+        sep = b","
+        batch = await anext(games, [])
+        await meter.pay(heavy.actions_in(batch))
     await response.write(b"]}")
     await response.write_eof()
     return response

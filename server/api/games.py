@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from server.api import heavy
 from server.api.access import authenticate, client_of, service, viewer
 from server.api.problems import invalid, read_json, validation_problem
 from server.api.render import (
@@ -81,7 +82,11 @@ async def move_log(request: web.Request) -> web.Response:
     view, log, more = await service(request).move_page(
         game_id, await viewer(request), after=q.after, limit=q.limit
     )
-    return json_response(moves_json(view, log, more))
+    # Charged by its entries, rendered in a thread (`server.api.heavy`).
+    refused = await heavy.charge(request, len(log))
+    if refused is not None:
+        return refused
+    return heavy.json_body(await heavy.rendered(moves_json, view, log, more))
 
 
 @routes.get("/api/v1/games/{id}/targets")

@@ -365,6 +365,39 @@ class RateBudget:
             )
         return None
 
+    async def charge_more(self, request: web.Request, cost: int, detail: str) -> Refusal | None:
+        """Charges a request the middleware has charged `cost` requests more, to its address's
+        and its client's budgets (a costly read by its size, `server.api.heavy`); each at most
+        its whole quota, so that a budget can always take it once it is free. The refusal (with
+        `detail`) of the first budget that cannot take it now, which is then not charged (nor
+        the client's, when the address's refuses). The rate-limit headers of the answer show
+        the budgets after the charge."""
+        if not self.on or cost < 1 or RATE_WINDOWS not in request:
+            return None
+        assert self.limiter is not None
+        address = self.address(request)
+        kind, name = self.client_of(address, await self.player(request))
+        budgets = [(self.address_item, "address", address), (self.client_item, kind, name)]
+        windows: list[Window] = []
+        refusal: Refusal | None = None
+        for item, budget, who in budgets:
+            if refusal is None and time.monotonic() >= self._down_until:
+                try:
+                    taken = await self.limiter.hit(item, budget, who, cost=min(cost, item.amount))
+                    if not taken:
+                        stats = await self.limiter.get_window_stats(item, budget, who)
+                        wait = max(1, math.ceil(stats.reset_time - time.time()))
+                        metrics.rate_refused(budget)
+                        refusal = Refusal(wait, detail)
+                        windows.append(Window(budget, item.amount, item.get_expiry(), 0, wait))
+                        continue
+                except StorageError:
+                    self._down_until = time.monotonic() + STORAGE_RETRY_S
+            windows.append(await self._window(item, budget, who))
+        kept = [w for w in request[RATE_WINDOWS] if w.name not in {"address", kind}]
+        request[RATE_WINDOWS] = windows + kept
+        return refusal
+
     async def _hit(self, item: RateLimitItem, kind: str, name: str) -> int | None:
         """None when `item` allows one more for (`kind`, `name`), else the seconds to wait."""
         assert self.limiter is not None

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from aiohttp import web
 
+from server.api import heavy
 from server.api.access import authenticate, viewer
 from server.api.accounts import device_label
 from server.api.problems import read_json, validation_problem
@@ -16,7 +17,7 @@ from server.api.render import (
     new_player_json,
     next_link,
     player_json,
-    replay_line,
+    replay_json,
     settings_json,
     stats_json,
 )
@@ -111,6 +112,12 @@ async def export(request: web.Request) -> web.StreamResponse:
             ]
         )
     games = await request.app[BOARDS].export(_filter(player_id, q), await viewer(request))
+    # Charged by its actions as it streams, each batch rendered in a thread (`server.api.heavy`).
+    meter = heavy.Meter(request)
+    batch: heavy.Batch = await anext(games, [])
+    refused = await meter.first(heavy.actions_in(batch))
+    if refused is not None:
+        return refused
     response = web.StreamResponse(
         headers={
             "Content-Type": "application/x-ndjson",
@@ -118,7 +125,9 @@ async def export(request: web.Request) -> web.StreamResponse:
         }
     )
     await response.prepare(request)
-    async for view, log in games:
-        await response.write(replay_line(view, log))
+    while batch:
+        await response.write(await heavy.joined(replay_json, batch, b"\n", b"\n"))
+        batch = await anext(games, [])
+        await meter.pay(heavy.actions_in(batch))
     await response.write_eof()
     return response

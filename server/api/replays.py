@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from server.api import heavy
 from server.api.access import client_of, service, viewer
 from server.api.problems import invalid, read_json
 from server.api.render import (
@@ -17,15 +18,38 @@ from server.api.schemas import ReplayIn, path_id
 from server.engine import DealCode
 from server.keys import SOLVER
 from server.services.deals import SolverService
+from server.services.values import MOVE_PAGE_MAX
+from server.store.records import LoggedMove
 
 routes = web.RouteTableDef()
 
 
 @routes.get("/api/v1/games/{id}/replay")
 async def download(request: web.Request) -> web.Response:
+    """The replay, charged by its length before it is read (`server.api.heavy`): the game's row
+    first (its version is the log's length), then, unless the finished game's replay is kept
+    rendered, its log a page at a time (no step of the event loop handles more than a page's
+    rows) up to the version first read, rendered in a thread."""
     game_id = path_id(request)
-    view, log = await service(request).move_log(game_id, await viewer(request))
-    return json_response(replay_json(view, log))
+    who = await viewer(request)
+    games = service(request)
+    view = await games.get_game(game_id, who)
+    over = await heavy.charge(request, view.row.version)
+    if over is not None:
+        return over
+    body = heavy.REPLAYS.get(heavy.replay_key(view))
+    if body is None:
+        version = view.row.version
+        log: list[LoggedMove] = []
+        more = version > 0
+        while more:
+            after = log[-1].seq if log else 0
+            _, page, more = await games.move_page(game_id, who, after=after, limit=MOVE_PAGE_MAX)
+            log += [m for m in page if m.seq <= version]
+            more = more and bool(page) and page[-1].seq < version
+        body = await heavy.rendered(replay_json, view, log)
+        heavy.REPLAYS.put(heavy.replay_key(view), body)
+    return heavy.json_body(body)
 
 
 @routes.post("/api/v1/replays/verify")
@@ -40,6 +64,9 @@ async def verify(request: web.Request) -> web.Response:
 async def verified(request: web.Request, solver: SolverService) -> web.Response:
     body = await read_json(request, ReplayIn)
     assert body.code is not None
+    over = await heavy.charge(request, len(body.actions))
+    if over is not None:
+        return over
     code = DealCode.parse(body.code)
     actions: list[str] = []
     for index, item in enumerate(body.actions):
