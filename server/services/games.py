@@ -61,6 +61,7 @@ from server.services.values import (
     wall_clock_ms,
 )
 from server.store import games as game_rows
+from server.store import stats as stats_rows
 from server.store.commits import (
     Committer,
     GameCommit,
@@ -475,6 +476,7 @@ class GameService:
                         record=record,
                         notify=self.broker.payload(applied, answer),
                         timed_out=decision.time_out is not None,
+                        stats=stats_rows.finish_of(view.row, applied.view.row),
                     )
                 )
                 if outcome is Outcome.COMMITTED:

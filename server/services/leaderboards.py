@@ -30,6 +30,7 @@ from server.store import games as game_rows
 from server.store import leaderboards as board_rows
 from server.store import players as player_rows
 from server.store import races as race_store
+from server.store import stats as stats_rows
 from server.store.records import GameRecord, LoggedMove, code_revealed, utc_day
 
 PERIODS = ("day", "week", "month", "all")
@@ -168,7 +169,7 @@ class BoardService:
             player = await player_rows.player_by_id(session, player_id)
             if player is None:
                 raise NotFound(f"There is no player {player_id!r}.")
-            games = await game_rows.finished_games(session, player_id)
+            kept = await stats_rows.totals(session, player_id)
             ratings = {rule: await race_store.rating_of(session, player_id, rule) for rule in Rule}
         today = datetime.fromtimestamp(self.clock() / 1000, UTC).date()
         rules = {}
@@ -179,7 +180,7 @@ class BoardService:
                 if rating is not None
                 else RaceRating(RACE_MU, RACE_SIGMA, 0.0, 0)
             )
-            rules[rule] = rule_stats([g for g in games if g.rule is rule], today, race)
+            rules[rule] = kept_stats(kept[rule], today, race)
         return PlayerStats(player_id, player.name, rules)
 
     async def live_games(self, *, limit: int, after: str | None) -> Page[GameView]:
@@ -370,8 +371,28 @@ class PlayerStats:
     rules: dict[Rule, RuleStats]
 
 
+def kept_stats(kept: stats_rows.Totals, today: date, race: RaceRating) -> RuleStats:
+    """Statistics of one rule from what is kept of it (`server.store.stats`): the same figures
+    as `rule_stats` of the player's finished games of the rule."""
+    return RuleStats(
+        played=kept.played,
+        won=kept.won,
+        win_rate=round(kept.won / kept.played, 4) if kept.played else 0.0,
+        best_score=kept.best_score,
+        best_ranked_score=kept.best_ranked_score,
+        best_time_ms=kept.best_time_ms,
+        fewest_moves=kept.fewest_moves,
+        current_streak=kept.current_streak,
+        longest_streak=kept.longest_streak,
+        clean_wins=kept.clean_wins,
+        daily_streak=kept.daily_streak(today),
+        race=race,
+    )
+
+
 def rule_stats(games: list[game_rows.FinishedGame], today: date, race: RaceRating) -> RuleStats:
-    """Statistics of one rule from a player's finished games in finishing order."""
+    """Statistics of one rule from a player's finished games in finishing order, from scratch:
+    the definition of what `server.store.stats` keeps (its tests compare the two)."""
     won = [g for g in games if g.status is Status.WON]
     streak = longest = 0
     for g in games:

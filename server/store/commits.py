@@ -2,7 +2,8 @@
 
 A `GameCommit` is "update the game if it is still at the version before this one", with, in the
 same transaction, the move-log entry (for an action), the idempotency record (for a request
-with an `Idempotency-Key`) and, on PostgreSQL, the watchers' notification (delivered on commit
+with an `Idempotency-Key`), the player's statistics when the change finishes a solo game
+(`server.store.stats`) and, on PostgreSQL, the watchers' notification (delivered on commit
 and only on commit). Through SQLAlchemy's async layer each statement costs about 200 µs of CPU,
 so this runs on the database driver itself, with the fewest round trips each database allows:
 
@@ -38,6 +39,7 @@ from sqlalchemy.engine import make_url
 from server.settings import DEFAULT_DATABASE_WAIT_S, async_url, is_sqlite
 from server.store.db import CHANNEL, configure_sqlite_connection, open_pool, pooled
 from server.store.records import STATE_FIELDS, GameRecord
+from server.store.stats import Finish, pg_arity, pg_ctes, sqlite_apply
 
 
 class Outcome(enum.Enum):
@@ -72,6 +74,9 @@ class GameCommit:
     record: IdempotencyRecord | None = None
     notify: str | None = None
     timed_out: bool = False
+    stats: Finish | None = None
+    """The figures this change adds to its player's statistics when it finishes a solo game
+    (`server.store.stats`), in the same transaction."""
 
     def state(self) -> list[Any]:
         return [getattr(self.row, name) for name in STATE_FIELDS]
@@ -89,7 +94,14 @@ _RECORD_COLUMNS = ("player_id", "key", "fingerprint", "answer", "created_ms")
 
 
 @cache
-def _pg_statement(log: bool, record: bool, notify: bool, timed_out: bool = False) -> str:
+def _pg_statement(
+    log: bool,
+    record: bool,
+    notify: bool,
+    timed_out: bool = False,
+    stats: bool = False,
+    daily: bool = False,
+) -> str:
     """The one statement of a commit: $1 the game id, $2 the expected version, $3 the time of
     the change, then the state columns, then the move text (`log`), the record's columns
     (`record`) and the payload (`notify`). A race game takes nothing at or after its deadline
@@ -120,6 +132,9 @@ def _pg_statement(log: bool, record: bool, notify: bool, timed_out: bool = False
             f"SELECT {values} FROM g)"
         )
         n += len(_RECORD_COLUMNS)
+    if stats:  # the finish of a solo game: its figures (`Finish.args()`), a won daily's day too
+        parts += pg_ctes(n, daily)
+        n += pg_arity(daily)
     final = f"SELECT pg_notify('{CHANNEL}', ${n}) FROM g" if notify else "SELECT 1 FROM g"
     return "WITH " + ", ".join(parts) + " " + final
 
@@ -146,10 +161,17 @@ class PgCommitter:
             args.append(c.move)
         if c.record is not None:
             args += [getattr(c.record, name) for name in _RECORD_COLUMNS]
+        if c.stats is not None:
+            args += c.stats.args()
         if c.notify is not None:
             args.append(c.notify)
         sql = _pg_statement(
-            c.move is not None, c.record is not None, c.notify is not None, c.timed_out
+            c.move is not None,
+            c.record is not None,
+            c.notify is not None,
+            c.timed_out,
+            c.stats is not None,
+            c.stats is not None and c.stats.daily_day is not None,
         )
         try:
             async with pooled(self.pool, self.wait_s) as connection:
@@ -234,6 +256,8 @@ class SqliteCommitter:
                         raise
                     connection.execute("ROLLBACK")
                     return Outcome.KEY_TAKEN
+            if c.stats is not None:
+                sqlite_apply(connection, c.stats)
             connection.execute("COMMIT")
             return Outcome.COMMITTED
         except BaseException:

@@ -14,6 +14,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 from yarl import URL
 
 from server.app import create_app
@@ -21,6 +22,7 @@ from server.engine import CARDS, DealCode, Game, Rule, card_text, parse_action
 from server.engine.cards import place_text
 from server.engine.snapshot import dumps
 from server.settings import Settings
+from server.store import stats as stats_rows
 from server.store.db import make_engine
 from server.store.models import DailyDeal, GameRow
 from tests.api.helpers import local_game, vectors
@@ -201,11 +203,24 @@ class Db:
         }
         async with self.engine.begin() as connection:
             await connection.execute(insert(GameRow), [values])
+        if finished_ms is not None:
+            await self.rebuild_stats(player_id)
         return game_id
+
+    async def rebuild_stats(self, player_id: str) -> None:
+        """The player's statistics written again from their games (`server.store.stats`): a
+        game written here does not take the commit path that keeps them."""
+        async with AsyncSession(self.engine) as session, session.begin():
+            await stats_rows.rebuild(session, player_id)
 
     async def update(self, game_id: str, **values: Any) -> None:
         async with self.engine.begin() as connection:
             await connection.execute(update(GameRow).where(GameRow.id == game_id).values(**values))
+            player_id = await connection.scalar(
+                select(GameRow.player_id).where(GameRow.id == game_id)
+            )
+        if player_id is not None:
+            await self.rebuild_stats(player_id)
 
 
 def won_game_code(rule: str) -> str:
