@@ -49,6 +49,7 @@ from server.services.apps import AppService
 from server.services.cursors import Cursors
 from server.services.deals import SolverService, load_deal_secret
 from server.services.games import GameService
+from server.services.idempotency import KeyExpiry
 from server.services.leaderboards import BoardService
 from server.services.notices import NoticeService
 from server.services.players import PlayerService
@@ -103,7 +104,10 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     )
     app[RACES].start_ticking()
     app[NOTICES].start_ticking()
+    expiry = KeyExpiry(writers, clock)  # idempotency records kept 24 h, then deleted
+    expiry.start()
     yield
+    await expiry.close()
     await app[RACES].close()
     await app[NOTICES].close()
     app[SOLVER].close()

@@ -49,6 +49,7 @@ from server.services.errors import (
     RaceConflict,
     VersionConflict,
 )
+from server.services.idempotency import fresh_since
 from server.services.values import (
     MAX_ACTIONS,
     ActionRequest,
@@ -487,6 +488,10 @@ class GameService:
                     stored = await self._stored(player, key, fingerprint)
                     if stored is not None:
                         return stored, False
+                    # The key's record has expired (or just gone): the key is fresh, its old
+                    # record deleted, and the change decided again on the view (nothing written).
+                    await self._forget_expired(player, key)
+                    continue
                 slot.view = None  # another process changed the game: read it again
         raise Busy("Other changes to this game kept coming first; try again.")
 
@@ -502,15 +507,23 @@ class GameService:
             log_fault(log, f"race {row.race_id}: a change to game {row.id}", exc)
 
     async def _stored(self, player: Principal, key: str, fingerprint: str) -> Applied | None:
-        """The stored answer of the player's earlier request with this key, if there is one."""
+        """The stored answer of the player's earlier request with this key, if there is one
+        that has not expired (`server.services.idempotency`: 24 hours)."""
+        since = fresh_since(self.clock())
         async with self.readers.begin() as session:
-            found = await game_rows.idempotency_answer(session, player.id, key)
+            found = await game_rows.idempotency_answer(session, player.id, key, since)
         if found is None:
             return None
         stored_fingerprint, answer = found
         if stored_fingerprint != fingerprint:
             raise IdempotencyKeyReused("This Idempotency-Key was already used for another request.")
         return decode_answer(answer)
+
+    async def _forget_expired(self, player: Principal, key: str) -> None:
+        """Deletes the player's record of `key` if it has expired (a key older than 24 hours is
+        a fresh key), before the expiry job would."""
+        async with self.writers.begin() as session:
+            await game_rows.forget_idempotency(session, player.id, key, fresh_since(self.clock()))
 
     # ---------------------------------------------------------------- internals
 

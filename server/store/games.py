@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import (
     Select,
+    delete,
     false,
     insert,
     or_,
@@ -79,17 +80,59 @@ async def move_log(
 
 
 async def idempotency_answer(
-    session: AsyncSession, player_id: str, key: str
+    session: AsyncSession, player_id: str, key: str, since_ms: int
 ) -> tuple[str, str] | None:
-    """The (fingerprint, answer) stored with a player's idempotency key, if any."""
+    """The (fingerprint, answer) stored with a player's idempotency key at `since_ms` or later,
+    if any: an older record has expired (`server.services.idempotency`), even before the expiry
+    job has deleted it."""
     row = (
         await session.execute(
             select(IdempotencyRecord.fingerprint, IdempotencyRecord.answer).where(
-                IdempotencyRecord.player_id == player_id, IdempotencyRecord.key == key
+                IdempotencyRecord.player_id == player_id,
+                IdempotencyRecord.key == key,
+                IdempotencyRecord.created_ms >= since_ms,
             )
         )
     ).first()
     return (row[0], row[1]) if row else None
+
+
+async def forget_idempotency(
+    session: AsyncSession, player_id: str, key: str, before_ms: int
+) -> bool:
+    """Deletes a player's record of `key` if it was stored before `before_ms` (it has expired:
+    the key is fresh again); whether one was."""
+    deleted = await session.execute(
+        delete(IdempotencyRecord).where(
+            IdempotencyRecord.player_id == player_id,
+            IdempotencyRecord.key == key,
+            IdempotencyRecord.created_ms < before_ms,
+        )
+    )
+    return bool(rowcount(deleted))
+
+
+async def expire_idempotency(session: AsyncSession, before_ms: int, limit: int) -> int:
+    """Deletes at most `limit` records stored before `before_ms` (the oldest first, found by
+    `ix_idempotency_keys_created`); how many."""
+    oldest = (
+        select(IdempotencyRecord.player_id, IdempotencyRecord.key)
+        .where(IdempotencyRecord.created_ms < before_ms)
+        .order_by(IdempotencyRecord.created_ms)
+        .limit(limit)
+    )
+    deleted = await session.execute(
+        delete(IdempotencyRecord).where(
+            tuple_(IdempotencyRecord.player_id, IdempotencyRecord.key).in_(oldest)
+        )
+    )
+    return rowcount(deleted)
+
+
+def rowcount(result: Any) -> int:
+    """The rows a DELETE took (SQLAlchemy's `CursorResult.rowcount`)."""
+    count: int = result.rowcount
+    return max(0, count)
 
 
 S = TypeVar("S", bound=Select[Any])

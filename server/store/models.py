@@ -167,6 +167,8 @@ class IdempotencyRecord(Base):
     request's fingerprint and the applied change as data (`server.store.commits`)."""
 
     __tablename__ = "idempotency_keys"
+    __table_args__ = (Index("ix_idempotency_keys_created", "created_ms"),)
+    """The expired records, oldest first (`server.services.idempotency`, migration 0010)."""
 
     player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True)
     key: Mapped[str] = mapped_column(String(255), primary_key=True)

@@ -9,6 +9,9 @@
   day (whose board would end on a day no date can name), offsets that carry an instant past
   year 1 or 9999, a 61st second, a 13th month; never a `500`. The extremes that are real
   instants are answered.
+- Idempotency records expire after 24 hours: a key older than that is fresh (even before the
+  job has deleted its record), and the job of every app deletes the expired records in bounded
+  batches, the oldest first, keeping the others.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ from urllib.parse import quote
 
 import pytest
 from aiohttp.test_utils import TestClient
+from sqlalchemy import func, select
 
 from server.app import create_app
-from server.keys import RACES
+from server.keys import RACES, SERVICE
+from server.services.idempotency import IDEMPOTENCY_TTL_MS, KeyExpiry
 from server.settings import Settings
+from server.store.models import IdempotencyRecord
 from tests.api.boards_helpers import NOW, Clock
 from tests.api.helpers import action_body, new_player, problem, vectors
 from tests.api.test_races import (
@@ -249,3 +255,90 @@ async def test_days_out_of_range_are_422(client: TestClient[Any, Any], clock: Cl
     first = await client.get("/api/v1/daily?date=0001-01-01")
     assert first.status == 404, await first.text()
     assert (await client.get("/api/v1/daily?date=9999-12-30")).status == 422
+
+
+# ---------------------------------------------------------------- idempotency records expire
+
+
+async def records(db: Db) -> int:
+    count: int = await db.scalar(select(func.count()).select_from(IdempotencyRecord))
+    return count
+
+
+async def dealt(client: TestClient[Any, Any], auth: dict[str, str]) -> tuple[str, str]:
+    """A new game of a whole game's deal, and its first move (legal at once)."""
+    vector = next(v for v in vectors() if "note" not in v)
+    response = await client.post("/api/v1/games", json={"code": vector["code"]}, headers=auth)
+    assert response.status == 201, await response.text()
+    return (await response.json())["id"], vector["actions"][0]
+
+
+async def test_a_key_older_than_24_hours_is_fresh(
+    client: TestClient[Any, Any], clock: Clock, db: Db
+) -> None:
+    """A move, then an undo: the move is legal again. Retried with its key within 24 hours
+    (the last millisecond too), it gets its stored answer and nothing is applied; retried
+    after, before the job has deleted the record, the key is fresh: the move is applied again,
+    a new action with a new answer (and a new record)."""
+    ana = await new_player(client, "ana")
+    game, move = await dealt(client, ana.auth)
+    first = await keyed(client, ana.auth, game, move, "k-move")
+    assert first.status == 200, await first.text()
+    undone = await keyed(client, ana.auth, game, "undo", "k-undo")
+    assert undone.status == 200, await undone.text()
+    clock.now = NOW + IDEMPOTENCY_TTL_MS
+    again = await keyed(client, ana.auth, game, move, "k-move")
+    assert again.status == 200 and again.headers.get("Idempotent-Replayed") == "true"
+    assert (await again.json())["game"]["version"] == 1
+    assert await db.moves(game) == 2
+    clock.now = NOW + IDEMPOTENCY_TTL_MS + 1
+    fresh = await keyed(client, ana.auth, game, move, "k-move")
+    assert fresh.status == 200, await fresh.text()
+    assert "Idempotent-Replayed" not in fresh.headers
+    assert (await fresh.json())["game"]["version"] == 3
+    assert await db.moves(game) == 3
+    # The new record answers the key from now on.
+    replayed = await keyed(client, ana.auth, game, move, "k-move")
+    assert replayed.headers.get("Idempotent-Replayed") == "true"
+    assert (await replayed.json())["game"]["version"] == 3
+    # An expired key may name another action: it is a fresh key (not idempotency-key-reused).
+    other = await keyed(client, ana.auth, game, "undo", "k-undo")
+    assert other.status == 200 and "Idempotent-Replayed" not in other.headers
+    assert (await other.json())["game"]["version"] == 4
+    assert await records(db) == 2
+
+
+async def test_the_expiry_job_deletes_expired_records_in_bounded_batches(
+    client: TestClient[Any, Any], clock: Clock, db: Db
+) -> None:
+    ana = await new_player(client, "ana")
+    game, move = await dealt(client, ana.auth)
+    actions = [move, "undo"] * 4
+    for number, text in enumerate(actions[:5]):
+        response = await keyed(client, ana.auth, game, text, f"old-{number}")
+        assert response.status == 200, await response.text()
+    clock.now = NOW + 2 * 3_600_000
+    for number, text in enumerate(actions[5:7]):
+        response = await keyed(client, ana.auth, game, text, f"new-{number}")
+        assert response.status == 200, await response.text()
+    assert await records(db) == 7
+    expiry = KeyExpiry(client.app[SERVICE].writers, clock)
+    clock.now = NOW + IDEMPOTENCY_TTL_MS  # nothing is older than 24 hours yet
+    assert await expiry.step(batch=2) == 0
+    clock.now = NOW + IDEMPOTENCY_TTL_MS + 3_600_000  # the five first are
+    assert await expiry.step(batch=2, batches=2) == 4  # two batches of two: bounded
+    assert await records(db) == 3
+    assert await expiry.step(batch=2) == 1
+    assert await expiry.step(batch=2) == 0
+    assert await records(db) == 2
+    # The records kept still answer their retries.
+    again = await keyed(client, ana.auth, game, actions[6], "new-1")
+    assert again.headers.get("Idempotent-Replayed") == "true", await again.text()
+    clock.now = NOW + 2 * 3_600_000 + IDEMPOTENCY_TTL_MS + 1
+    assert await expiry.step() == 2
+    assert await records(db) == 0
+
+
+async def test_every_app_runs_the_expiry_job(client: TestClient[Any, Any]) -> None:
+    names = {task.get_name() for task in asyncio.all_tasks()}
+    assert "the idempotency records' expiry" in names, names
