@@ -1,7 +1,8 @@
 """Running the server: one process, or `--workers N` processes sharing the port.
 
 With `--workers N` (PostgreSQL), N processes share the port (SO_REUSEPORT): the parent migrates
-the database once, starts them, and passes SIGTERM / SIGINT on to them. Their metrics are kept
+the database once, starts them, replaces one that dies (killed, out of memory: the others
+serve the port meanwhile), and passes SIGTERM / SIGINT on to them. Their metrics are kept
 in `PROMETHEUS_MULTIPROC_DIR` (a fresh temporary folder when it is not set), which the parent
 clears before they start, and each worker's live gauges are dropped when it exits.
 
@@ -55,6 +56,9 @@ from server.settings import Settings, SettingsError, from_args
 from server.store.db import migrate
 
 log = logging.getLogger("server")
+
+RESTART_PAUSE_S: Final = 1.0
+"""A worker that dies sooner than this after its start is replaced only after this pause."""
 
 TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s %(message)s"
 SHUTDOWN_TIMEOUT_S: Final = 10.0
@@ -263,30 +267,50 @@ def serve_workers(settings: Settings) -> int:
     migrate(settings.database_url)
     worker_settings = replace(settings, migrate=False)
     context = multiprocessing.get_context("spawn")
+    stopping = False
+
+    def start(n: int) -> multiprocessing.process.BaseProcess:
+        worker = context.Process(target=serve, args=(worker_settings, True), name=f"worker-{n}")
+        worker.start()
+        return worker
+
     with metrics_directory() as directory:
-        workers = [
-            context.Process(target=serve, args=(worker_settings, True), name=f"worker-{n}")
-            for n in range(settings.workers)
-        ]
-        for worker in workers:
-            worker.start()
+        workers = [start(n) for n in range(settings.workers)]
+        started = dict.fromkeys(range(settings.workers), time.monotonic())
 
         def forward(signum: int, _frame: FrameType | None) -> None:
+            nonlocal stopping
+            stopping = True
             for worker in workers:
                 if worker.is_alive():
                     worker.terminate()
 
         signal.signal(signal.SIGTERM, forward)
         signal.signal(signal.SIGINT, forward)
-        running = {worker.sentinel: worker for worker in workers}
+        running = {worker.sentinel: (n, worker) for n, worker in enumerate(workers)}
         while running:
             for sentinel in multiprocessing.connection.wait(list(running)):
                 assert isinstance(sentinel, int)
-                worker = running.pop(sentinel)
+                n, worker = running.pop(sentinel)
                 worker.join()
                 if worker.pid is not None:
                     # Its live gauges (sockets, watchers, queue, pool) no longer count.
                     mark_process_dead(worker.pid, str(directory))  # type: ignore[no-untyped-call]
+                if stopping:
+                    continue
+                # A worker that died (killed, out of memory) is replaced; the others went on
+                # serving the port meanwhile. One that dies within a second of its start is
+                # replaced after a second's pause, not in a tight loop.
+                log.warning(
+                    "worker-%d ended with exit code %s; starting another", n, worker.exitcode
+                )
+                if time.monotonic() - started[n] < RESTART_PAUSE_S:
+                    time.sleep(RESTART_PAUSE_S)
+                if stopping:
+                    continue
+                workers[n] = start(n)
+                started[n] = time.monotonic()
+                running[workers[n].sentinel] = (n, workers[n])
     return max((worker.exitcode or 0) for worker in workers)
 
 

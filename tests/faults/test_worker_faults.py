@@ -2,8 +2,9 @@
 the port on the suite's PostgreSQL, 6 players over HTTP and 6 over the WebSocket; one worker
 is SIGKILLed. Its sockets and keep-alive connections die under the players, who retry (a new
 connection reaches the surviving worker): nothing lost or doubled, no 500, no traceback, the
-parent still running and the port still served. The test needs only the surviving worker
-(whether the parent starts another is the server's choice).
+parent still running and the port still served. The players need only the surviving worker;
+the parent then starts another in the killed one's place (two workers again, the killed one
+not among them).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.faults.harness import Server, scenario, verdict, worker_fault
+from tests.faults.harness import Server, scenario, spawned_children, verdict, worker_fault
 
 
 async def test_players_lose_and_double_nothing_when_a_worker_is_killed(
@@ -22,8 +23,11 @@ async def test_players_lose_and_double_nothing_when_a_worker_is_killed(
     try:
         fault = worker_fault(server, killed)
         report = await scenario(server, [("worker_sigkill", fault)], then_s=3.0)
+        workers = spawned_children(server.process.pid)
     finally:
         server.close()
     show(*report.lines(), f"killed_worker={killed}")
     assert not report.problems(), verdict(report, server)
     assert report.actions_acknowledged > 0
+    assert len(workers) == 2 and killed[0] not in workers, (killed, workers)
+    assert "starting another" in server.log_text(), "the parent did not replace the worker"
