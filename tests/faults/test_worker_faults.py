@@ -9,6 +9,7 @@ not among them).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,9 +22,26 @@ async def test_players_lose_and_double_nothing_when_a_worker_is_killed(
     server = Server(pg_database, tmp_path / "server.log", "--workers", "2")
     killed: list[int] = []
     try:
-        fault = worker_fault(server, killed)
+        kill = worker_fault(server, killed)
+        workers: list[int] = []
+
+        async def watch() -> None:
+            """The parent's workers once it has replaced the killed one (up to 10 s)."""
+            for _ in range(100):
+                now = spawned_children(server.process.pid)
+                if len(now) == 2 and killed[0] not in now:
+                    workers.extend(now)
+                    return
+                await asyncio.sleep(0.1)
+
+        watching: list[asyncio.Task[None]] = []
+
+        async def fault() -> None:
+            await kill()
+            watching.append(asyncio.create_task(watch()))
+
         report = await scenario(server, [("worker_sigkill", fault)], then_s=3.0)
-        workers = spawned_children(server.process.pid)
+        await asyncio.gather(*watching)
     finally:
         server.close()
     show(*report.lines(), f"killed_worker={killed}")
