@@ -37,13 +37,19 @@ def client_address(request: web.Request, trust_forwarded: bool) -> str:
         last = request.headers.get("X-Forwarded-For", "").rsplit(",", 1)[-1].strip()
         if last and len(last) <= 64 and is_printable_ascii(last):
             address = last
+    return address_of(address)
+
+
+def address_of(peer: str) -> str:
+    """The address a peer counts against (its budgets, its open connections): an IPv6
+    address's /64 network (one host may hold it whole), any other address itself."""
     try:
-        ip = ipaddress.ip_address(address)
+        ip = ipaddress.ip_address(peer)
     except ValueError:
-        return address
+        return peer
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return address
+    return peer
 
 
 async def client_of(request: web.Request, player: Principal | None = None) -> Client:

@@ -65,7 +65,6 @@ this protocol: aiohttp's test server (`tests/api`) runs aiohttp's own.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 import re
@@ -80,6 +79,7 @@ from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
+from server.api.access import address_of
 from server.api.problems import CONTENT_TYPE, internal_error, problem_body
 from server.api.texts import localize
 from server.engine.messages import negotiate
@@ -123,18 +123,6 @@ def raise_file_limit() -> tuple[int, int]:
             return soft, soft
         return wanted, soft
     return soft, soft
-
-
-def address_of(peer: str) -> str:
-    """The address a peer's connections count against: an IPv6 address's /64 network (one host
-    may hold it whole), any other address itself."""
-    try:
-        ip = ipaddress.ip_address(peer)
-    except ValueError:
-        return peer
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
-        return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return peer
 
 
 def process_cap(file_limit: int) -> int:
