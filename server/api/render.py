@@ -309,11 +309,6 @@ def games_page_json(page: Page[GameView]) -> dict[str, Any]:
     return {"games": [game_json(view) for view in page.items], "next": page.next}
 
 
-def replay_line(view: GameView, log: list[LoggedMove]) -> bytes:
-    """A line of the export's NDJSON: the game's replay."""
-    return (json.dumps(replay_json(view, log), ensure_ascii=False) + "\n").encode()
-
-
 # ---------------------------------------------------------------- placement help and the solver
 
 
