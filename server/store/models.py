@@ -135,6 +135,33 @@ class GameRow(Base):
     """A race game while its race runs: visible to its racer only, code included."""
     active_ms: Mapped[int | None] = mapped_column(BigInteger)
     """The time of the game's last change (deal, action, end)."""
+    seed_pair_id: Mapped[str | None] = mapped_column(String(36))
+    """The seed pair that dealt a server-dealt solo game (SPEC 1.8.2), with its nonce and, for
+    a winnable-only game, the candidate certified; NULL for chosen, daily and race games."""
+    seed_hash: Mapped[str | None] = mapped_column(String(64))
+    seed_client: Mapped[str | None] = mapped_column(String(64))
+    seed_nonce: Mapped[int | None] = mapped_column(Integer)
+    seed_candidate: Mapped[int | None] = mapped_column(Integer)
+
+
+class SeedPair(Base):
+    """A player's seed pair (SPEC 1.8.2): `current`, `next` or `ended` (its seed revealed)."""
+
+    __tablename__ = "seed_pairs"
+    __table_args__ = (Index("ix_seed_pairs_player_id", "player_id", "position", unique=True),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"))
+    position: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(8))
+    server_seed: Mapped[str] = mapped_column(Text)
+    """Encrypted (`server.services.seeds`)."""
+    server_seed_hash: Mapped[str] = mapped_column(String(64))
+    client_seed: Mapped[str | None] = mapped_column(String(64))
+    nonce: Mapped[int] = mapped_column(Integer)
+    revealed_seed: Mapped[str | None] = mapped_column(String(64))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    ended_ms: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class DealVerdict(Base):
@@ -211,11 +238,18 @@ class Race(Base):
     winnable: Mapped[bool] = mapped_column(Boolean)
     time_limit_s: Mapped[int] = mapped_column(Integer)
     creator_id: Mapped[str] = mapped_column(ForeignKey("players.id"))
-    code: Mapped[str] = mapped_column(String(64))
+    code: Mapped[str | None] = mapped_column(String(64))
+    """Fixed when the countdown begins, from the racers' client seeds (SPEC 1.8.2)."""
     created_ms: Mapped[int] = mapped_column(BigInteger)
     starts_ms: Mapped[int | None] = mapped_column(BigInteger)
     ended_ms: Mapped[int | None] = mapped_column(BigInteger)
     version: Mapped[int] = mapped_column(Integer)
+    server_seed: Mapped[str | None] = mapped_column(Text)
+    """Encrypted (`server.services.seeds`); its hash is shown from the race's creation."""
+    server_seed_hash: Mapped[str | None] = mapped_column(String(64))
+    client_seeds: Mapped[str | None] = mapped_column(Text)
+    """A JSON list of the racers' client seeds, sorted, fixed when the countdown begins."""
+    candidate: Mapped[int | None] = mapped_column(Integer)
 
 
 class RacePlayer(Base):
@@ -233,6 +267,8 @@ class RacePlayer(Base):
     sigma_before: Mapped[float | None] = mapped_column(Float)
     mu_after: Mapped[float | None] = mapped_column(Float)
     sigma_after: Mapped[float | None] = mapped_column(Float)
+    rated: Mapped[bool | None] = mapped_column(Boolean)
+    """Whether the racer's place went into the race's rating update (NULL before its end)."""
 
 
 class Rating(Base):

@@ -62,6 +62,13 @@ class GameRecord:
     deadline_ms: int | None = None
     race_hidden: bool = False
     active_ms: int | None = None
+    seed_pair_id: str | None = None
+    """The seed pair that dealt a server-dealt solo game (SPEC 1.8.2): its server seed's hash,
+    its client seed, the game's nonce and (a winnable-only game) the candidate certified."""
+    seed_hash: str | None = None
+    seed_client: str | None = None
+    seed_nonce: int | None = None
+    seed_candidate: int | None = None
 
     def code_revealed(self, now_ms: int) -> bool:
         if self.race_hidden:
@@ -135,11 +142,15 @@ class RaceRecord:
     winnable: bool
     time_limit_s: int
     creator_id: str
-    code: str
+    code: str | None
+    """Fixed when the countdown begins (SPEC 1.8.2); None while the race is open."""
     created_ms: int
     starts_ms: int | None
     ended_ms: int | None
     version: int
+    server_seed_hash: str | None = None
+    client_seeds: tuple[str, ...] | None = None
+    candidate: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

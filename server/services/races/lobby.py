@@ -242,6 +242,7 @@ class RaceService:
         posts: list[Post] = []
         starts = now + COUNTDOWN_MS
         deadline = starts + race.time_limit_s * 1000
+        assert race.code is not None  # drawn at creation
         code = DealCode.parse(race.code)
         game = Game.deal(code)
         for seat in await store.seats(session, race.id):
