@@ -104,12 +104,14 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     )
     app[RACES].start_ticking()
     app[NOTICES].start_ticking()
+    app[SOLVER].start_drawing()  # the daily deals, a week ahead
     expiry = KeyExpiry(writers, clock)  # idempotency records kept 24 h, then deleted
     expiry.start()
     yield
     await expiry.close()
     await app[RACES].close()
     await app[NOTICES].close()
+    await app[SOLVER].stop_drawing()
     app[SOLVER].close()
     await broker.close()
     await committer.close()

@@ -1,5 +1,6 @@
-"""`/api/v1/deals/{code}/winnable` (the solver's verdict on a deal) and `/api/v1/daily` (the
-daily deal), SPEC 2.3, 2.5: the deal's noun, as in `services/deals.py` and `store/deals.py`."""
+"""`/api/v1/deals/{code}/winnable` (the solver's verdict on a deal), `/api/v1/daily` (the
+daily deal) and `/api/v1/daily/upcoming` (the coming days' commitments), SPEC 1.8.2, 2.3, 2.5:
+the deal's noun, as in `services/deals.py` and `store/deals.py`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from aiohttp import web
 from server.api.access import client_of
 from server.api.params import flag
 from server.api.problems import invalid, validation_problem
-from server.api.render import daily_json, json_response, verdict_json
+from server.api.render import daily_json, json_response, upcoming_json, verdict_json
 from server.engine import DealCode, NotationError, Rule
 from server.keys import SOLVER
 
@@ -52,6 +53,24 @@ async def daily(request: web.Request) -> web.Response:
     if day is not None and not is_date(day):
         raise invalid("date", "expected a date YYYY-MM-DD")
     return json_response(daily_json(await request.app[SOLVER].daily(Rule(text), day)))
+
+
+@routes.get("/api/v1/daily/upcoming")
+async def upcoming(request: web.Request) -> web.Response:
+    """The commitments of the daily deals of a rule on the 7 UTC days after today, published a
+    week ahead so that a day's deal is fixed before anyone knows who will play it (SPEC 1.8.2;
+    `SolverService.upcoming`). Never a code, and never today's (`GET /api/v1/daily` has it).
+    Each day's deal is drawn and certified ahead by the background draw; a day not drawn yet is
+    not waited for: `503` with `Retry-After` (`solver-unavailable`) while its draw goes on."""
+    unknown = set(request.query) - {"rule"}
+    if unknown:
+        raise validation_problem(
+            [{"field": name, "message": "unknown parameter"} for name in sorted(unknown)]
+        )
+    text = request.query.get("rule", "classic")
+    if text not in ("classic", "relaxed"):
+        raise invalid("rule", "expected classic or relaxed")
+    return json_response(upcoming_json(text, await request.app[SOLVER].upcoming(Rule(text))))
 
 
 def is_date(text: str) -> bool:

@@ -350,6 +350,11 @@ def daily_json(daily: Daily) -> dict[str, Any]:
     }
 
 
+def upcoming_json(rule: str, days: list[tuple[str, str]]) -> dict[str, Any]:
+    """The commitments of the coming days' daily deals (never a code)."""
+    return {"rule": rule, "days": [{"date": day, "deal_commitment": c} for day, c in days]}
+
+
 # ---------------------------------------------------------------- replays' verification
 
 

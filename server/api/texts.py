@@ -470,6 +470,10 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": "Împărțirea zilei se alege încă; încercați din nou.",
         "he": "החלוקה היומית עדיין נבחרת; נסו שוב.",
     },
+    "The daily deal of {day} is still being drawn; try again.": {
+        "ro": "Împărțirea zilei {day} se trage încă; încercați din nou.",
+        "he": "החלוקה היומית של {day} עדיין מוגרלת; נסו שוב.",
+    },
     "No certified-winnable daily deal was found for this day.": {
         "ro": "Nu s-a găsit o împărțire a zilei garantat câștigabilă pentru această zi.",
         "he": "לא נמצאה ליום הזה חלוקה יומית שמובטח שניתן לנצח בה.",

@@ -6,7 +6,10 @@ first certified of the codes whose seeds are the first 128 bits of
 HMAC-SHA256(deal secret, "daily|<rule>|<YYYY-MM-DD>|<k>") for k = 0, 1, 2, ... The deal secret is
 `DEAL_SECRET`, else one generated once and kept in the database (`load_deal_secret`), so every
 process and replica deals the same daily deal, and nobody can compute one before it is shown.
-The daily deal is stored (`daily_deals`) when it is first drawn, so it never changes afterwards.
+The daily deal is stored (`daily_deals`) when it is first drawn, so it never changes afterwards;
+a background draw (`draw_ahead`) draws and certifies each day's deals a week before the day, so
+that their commitments are published ahead (`upcoming`, SPEC 1.8.2): the server could not choose
+a day's deal after seeing who plays it.
 
 The solver (`server.engine.solver`) is pure and bounded by a node budget, so a verdict is the same
 in every process. It runs in worker processes, off the event loop (`server.services.workers`):
@@ -42,7 +45,7 @@ from server.services.secrets import DEAL_SECRET, load_server_secret
 from server.services.values import Clock, Principal, wall_clock_ms
 from server.services.workers import JOB_SECONDS, Client, CostlyWork
 from server.store import deals as deal_rows
-from server.store.faults import log_fault
+from server.store.faults import log_fault, periodic
 from server.store.records import day_start_ms, utc_day
 
 DAY_MS = 86_400_000
@@ -58,6 +61,14 @@ LATE_SECONDS = 10 * JOB_SECONDS
 """How long a search that nobody waits for any more is followed, to store its verdict (a job
 that takes longer than this is taken to be lost)."""
 DAILY_WAIT = 10.0
+AHEAD_DAYS = 7
+"""The days after today whose daily deals are drawn ahead and committed to (SPEC 1.8.2)."""
+DRAW_AHEAD_S = 600.0
+DRAW_AHEAD_FIRST_S = 60.0
+"""The background draw's period, and the delay of its first round: a process that starts and
+stops at once (a command, a test) does no solver work, and a day is drawn a week before it
+comes, so the delay is never what a player waits for (only a deployment's very first minute
+answers `/daily/upcoming` with `503`)."""
 WINNABLE_TRIES = 200
 DAILY_TRIES = 500
 
@@ -88,6 +99,12 @@ def daily_candidates(secret: bytes, day: str, rule: Rule, count: int) -> list[st
         digest = hmac.new(secret, f"daily|{rule.value}|{day}|{k}".encode(), hashlib.sha256)
         codes.append(str(DealCode(rule, int.from_bytes(digest.digest()[:16], "big"), 2)))
     return codes
+
+
+def days_after(day: str, count: int) -> list[str]:
+    """`day` (a UTC date YYYY-MM-DD) and the `count` days after it."""
+    start = day_start_ms(day)
+    return [utc_day(start + k * DAY_MS) for k in range(count + 1)]
 
 
 def random_codes(rule: Rule, count: int) -> list[str]:
@@ -149,6 +166,7 @@ class SolverService:
         self._daily: dict[tuple[str, Rule], str] = {}
         self._drawing: dict[tuple[str, Rule], asyncio.Task[str]] = {}
         self._searching: dict[tuple[str, bool], asyncio.Task[tuple[str, int]]] = {}
+        self.drawer: asyncio.Task[None] | None = None
 
     def close(self) -> None:
         for task in [*self._drawing.values(), *self._searching.values()]:
@@ -156,7 +174,12 @@ class SolverService:
         self.work.close()
 
     async def hint(self, player: Principal, game_id: str, client: Client) -> Hint:
-        """A next move from a winning line of the current position; marks the game assisted."""
+        """A next move from a winning line of the current position, else the verdict alone
+        (`unwinnable`, or `unknown` within the budget or the wait). Every one of them marks the
+        game assisted (SPEC 2.5): each is computed from the face-down cards, and "no winning
+        line from here" tells a player which position to undo out of as surely as a move tells
+        them where to go (a silent dead-end oracle). Only `game_over`, which the game's own
+        state answers, marks nothing; nor does a hint refused before the search."""
         view = await self.games.get_game(game_id, player)
         if view.row.player_id != player.id:
             raise Forbidden("Only the player of a game may ask for a hint.")
@@ -170,10 +193,10 @@ class SolverService:
                     solve_snapshot, view.row.snapshot, HINT_NODES, seconds=CALL_SECONDS
                 )
             except TimeoutError:
-                return Hint(SolveStatus.UNKNOWN.value, None, None)
+                status, line = SolveStatus.UNKNOWN.value, []
+        await self.games.mark_assisted(player, game_id)
         if status != SolveStatus.WINNABLE or not line:
             return Hint(status, None, None)
-        await self.games.mark_assisted(player, game_id)
         return Hint(status, line[0], len(line))
 
     async def verdict(self, code: DealCode, take_backs: bool, client: Client) -> tuple[str, int]:
@@ -277,15 +300,20 @@ class SolverService:
         cached = self._daily.get((day, rule))
         if cached is not None:
             return DealCode.parse(cached)
+        task = self._draw_task(day, rule)
+        try:
+            return DealCode.parse(await asyncio.wait_for(asyncio.shield(task), DAILY_WAIT))
+        except TimeoutError:
+            raise WorkBusy("The daily deal is still being chosen; try again.") from None
+
+    def _draw_task(self, day: str, rule: Rule) -> asyncio.Task[str]:
+        """The draw of a day's deal in this process: the one under way, else a new one."""
         task = self._drawing.get((day, rule))
         if task is None:
             task = asyncio.ensure_future(self._draw_and_store(day, rule))
             self._drawing[(day, rule)] = task
             task.add_done_callback(lambda done: self._drawn(day, rule, done))
-        try:
-            return DealCode.parse(await asyncio.wait_for(asyncio.shield(task), DAILY_WAIT))
-        except TimeoutError:
-            raise WorkBusy("The daily deal is still being chosen; try again.") from None
+        return task
 
     def _drawn(self, day: str, rule: Rule, task: asyncio.Future[str]) -> None:
         """The draw's end: the next request starts another if it failed (the request that
@@ -328,6 +356,58 @@ class SolverService:
                 raise NotFound(f"There was no {rule.value} daily deal on {day}.")
         assert code is not None
         return Daily(day, rule, code, revealed=day < today)
+
+    async def upcoming(self, rule: Rule) -> list[tuple[str, str]]:
+        """The commitments of the daily deals of `rule` on the AHEAD_DAYS days after today (UTC),
+        `(day, deal_commitment)` in date order, never a code (SPEC 1.8.2). Each is the stored
+        deal of its day, drawn ahead by the background draw (`draw_ahead`), so it is the deal
+        that day will deal. A day not drawn yet (a server just started, its first round still to
+        come) is not waited for: its draw is started and the answer is `WorkBusy` (`503` with
+        `Retry-After`)."""
+        days = days_after(utc_day(self.clock()), AHEAD_DAYS)[1:]
+        missing = [day for day in days if (day, rule) not in self._daily]
+        if missing:
+            async with self.readers.begin() as session:
+                stored = await deal_rows.daily_deals(session, missing, rule)
+            for day, code in stored.items():
+                self._daily[(day, rule)] = code
+        missing = [day for day in days if (day, rule) not in self._daily]
+        if missing:
+            for day in missing:
+                self._draw_task(day, rule)
+            raise WorkBusy(f"The daily deal of {missing[0]} is still being drawn; try again.")
+        return [(day, DealCode.parse(self._daily[(day, rule)]).commitment) for day in days]
+
+    async def draw_ahead(self) -> None:
+        """One round of the background draw: the daily deals of today and the AHEAD_DAYS days
+        after it, of both rules, each drawn, certified and stored unless it is already, one
+        after another (the play lane is the players' too). A draw that fails is logged (by
+        `_drawn`) and tried again in the next round."""
+        for day in days_after(utc_day(self.clock()), AHEAD_DAYS):
+            for rule in Rule:
+                if (day, rule) in self._daily:
+                    continue
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._draw_task(day, rule))
+
+    def start_drawing(self) -> None:
+        """Starts the background draw: a round DRAW_AHEAD_FIRST_S after the start, then every
+        DRAW_AHEAD_S, in every process (the first to store a day's deal wins; the others read
+        it)."""
+        self.drawer = periodic(
+            "drawing the daily deals ahead",
+            DRAW_AHEAD_S,
+            self.draw_ahead,
+            log,
+            first_delay_s=DRAW_AHEAD_FIRST_S,
+        )
+
+    async def stop_drawing(self) -> None:
+        if self.drawer is not None:
+            self.drawer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.drawer
+            self.drawer = None
 
     async def stored_daily_code(self, day: str, rule: Rule) -> DealCode | None:
         """The daily deal of a day if it was ever drawn (a past day never drawn has none)."""

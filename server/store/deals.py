@@ -43,3 +43,11 @@ async def insert_daily_deal(
     session: AsyncSession, day: str, rule: Rule, code: str, now: int
 ) -> None:
     await session.execute(insert(DailyDeal).values(day=day, rule=rule, code=code, created_ms=now))
+
+
+async def daily_deals(session: AsyncSession, days: list[str], rule: Rule) -> dict[str, str]:
+    """The codes of the daily deals of `rule` drawn for any of `days`, by day."""
+    query = select(DailyDeal.day, DailyDeal.code).where(
+        DailyDeal.day.in_(days), DailyDeal.rule == rule
+    )
+    return {day: code for day, code in await session.execute(query)}

@@ -252,3 +252,29 @@ async def rating_rank(session: AsyncSession, rule: Rule, after: tuple[float, int
         )
     )
     return int(await session.scalar(query) or 0)
+
+
+async def group_races(
+    session: AsyncSession, rule: Rule, player_ids: list[str], since_ms: int
+) -> int:
+    """The rated races of `rule` that ended at or after `since_ms` whose rated racers were
+    exactly `player_ids` (a group, SPEC 2.6.1): read from the seats of one of them (the
+    ix_race_players_player index), then the rated seats of those races."""
+    theirs = (
+        select(RacePlayer.race_id)
+        .join(Race, Race.id == RacePlayer.race_id)
+        .where(
+            RacePlayer.player_id == player_ids[0],
+            RacePlayer.rated.is_(True),
+            Race.rule == rule,
+            Race.ended_ms >= since_ms,
+        )
+    )
+    members = func.count().filter(RacePlayer.player_id.in_(player_ids))
+    query = (
+        select(func.count(), members)
+        .where(RacePlayer.race_id.in_(theirs), RacePlayer.rated.is_(True))
+        .group_by(RacePlayer.race_id)
+    )
+    size = len(player_ids)
+    return sum(1 for total, members in await session.execute(query) if total == members == size)

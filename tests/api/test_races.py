@@ -331,8 +331,10 @@ def check_document(race: dict[str, Any]) -> None:
     if race["status"] in ("open", "cancelled") and not race["games"]:
         assert race["standings"] == [] and race["starts_at"] is None, race
     for entry in race["standings"]:
-        keys = STANDING_KEYS | ({"rating"} if race["status"] == "finished" else set())
-        assert set(entry) == keys, entry
+        # A finished race's entry has the racer's `rating` change when the race rated them
+        # (it rates only the racers who moved: tests/api/test_race_ratings.py).
+        rating = {"rating"} if race["status"] == "finished" else set()
+        assert STANDING_KEYS <= set(entry) <= STANDING_KEYS | rating, entry
     assert race["players"] == [{"id": p["id"], "name": p["name"]} for p in race["players"]]
 
 
@@ -695,16 +697,22 @@ async def test_a_whole_race(client: TestClient[Any, Any], clock: Clock, db: Db) 
     )
     await refused(response, 409, "race_over")
 
-    # Ratings: from OpenSkill (Plackett-Luce) with places 1, 2, 3, 4 from fresh ratings.
-    fresh_ratings = [MODEL.rating() for _ in racers]
-    rated = MODEL.rate([[r] for r in fresh_ratings], ranks=[1.0, 2.0, 3.0, 4.0])
+    # Ratings: from OpenSkill (Plackett-Luce) with places 1, 2, 3 from fresh ratings, among
+    # the racers who moved: cat quit in the countdown, so the race leaves cat out (no rating
+    # change, and none given to anyone).
+    movers = [ana, ben, eve]
+    fresh_ratings = [MODEL.rating() for _ in movers]
+    rated = MODEL.rate([[r] for r in fresh_ratings], ranks=[1.0, 2.0, 3.0])
     expected_after = {
         name: (team[0].mu, team[0].sigma)
-        for name, team in zip(("ana", "ben", "eve", "cat"), rated, strict=True)
+        for name, team in zip(("ana", "ben", "eve"), rated, strict=True)
     }
     stored = await db.ratings()
+    assert "rating" not in standing(race, cat), race
     for entry in race["standings"]:
         name, player_id = entry["player"]["name"], entry["player"]["id"]
+        if player_id == cat.id:
+            continue
         before, after = entry["rating"]["before"], entry["rating"]["after"]
         assert before["mu"] == pytest.approx(25.0) and before["ordinal"] == pytest.approx(0.0)
         assert (after["mu"], after["sigma"]) == pytest.approx(expected_after[name]), entry
@@ -714,10 +722,12 @@ async def test_a_whole_race(client: TestClient[Any, Any], clock: Clock, db: Db) 
             (after["mu"], after["sigma"], after["ordinal"], 1)
         )
     assert standing(race, ana)["rating"]["after"]["ordinal"] > 0  # the winner's went up
-    assert standing(race, cat)["rating"]["after"]["ordinal"] < 0  # the last one's went down
-    assert len(stored) == 4, stored  # one rating per racer, for the race's rule only
+    assert standing(race, eve)["rating"]["after"]["ordinal"] < 0  # the last one's went down
+    assert len(stored) == 3, stored  # one rating per rated racer, for the race's rule only
 
-    for player in racers:
+    response = await client.get(f"/api/v1/players/{cat.id}/stats")
+    assert (await response.json())["rules"]["classic"]["race"]["races"] == 0
+    for player in movers:
         response = await client.get(f"/api/v1/players/{player.id}/stats")
         stats = (await response.json())["rules"]
         after = standing(race, player)["rating"]["after"]
@@ -729,8 +739,8 @@ async def test_a_whole_race(client: TestClient[Any, Any], clock: Clock, db: Db) 
         assert stats["relaxed"]["race"]["races"] == 0, stats
         assert stats["classic"]["played"] == 0, stats  # race games are not solo games
     board, _ = await get_page(client, "/api/v1/leaderboards/races?rule=classic")
-    assert [e["player"]["name"] for e in board["entries"]] == ["ana", "ben", "eve", "cat"], board
-    assert [e["rank"] for e in board["entries"]] == [1, 2, 3, 4], board
+    assert [e["player"]["name"] for e in board["entries"]] == ["ana", "ben", "eve"], board
+    assert [e["rank"] for e in board["entries"]] == [1, 2, 3], board
     for entry in board["entries"]:
         mu, sigma, ordinal, count = stored[(entry["player"]["id"], "classic")]
         assert entry["races"] == count == 1, entry
@@ -738,11 +748,11 @@ async def test_a_whole_race(client: TestClient[Any, Any], clock: Clock, db: Db) 
             (mu, sigma, ordinal)
         )
     pages = []
-    address: str | None = "/api/v1/leaderboards/races?rule=classic&limit=3"
+    address: str | None = "/api/v1/leaderboards/races?rule=classic&limit=2"
     while address is not None:
         page, address = await get_page(client, address)
         pages.append([e["rank"] for e in page["entries"]])
-    assert pages == [[1, 2, 3], [4]], pages
+    assert pages == [[1, 2], [3]], pages
     board, _ = await get_page(client, "/api/v1/leaderboards/races?rule=relaxed")
     assert board["entries"] == [], board
     # Race games are ranked in their race and on the race board, not on the other boards.
@@ -845,16 +855,17 @@ async def test_exact_ties_share_a_place_and_a_race_ends_when_its_games_have(
         game = await response.json()
         assert (game["code"], game["timed_out"]) == (code, False), game
 
-    rated = MODEL.rate([[MODEL.rating()] for _ in range(3)], ranks=[1.0, 1.0, 3.0])
-    after = {s["player"]["name"]: s["rating"]["after"] for s in race["standings"]}
+    # cat never moved: left out of the ratings; ana and ben are rated as tied.
+    rated = MODEL.rate([[MODEL.rating()] for _ in range(2)], ranks=[1.0, 1.0])
+    after = {s["player"]["name"]: s["rating"]["after"] for s in race["standings"] if "rating" in s}
+    assert set(after) == {"ana", "ben"}, race
     assert (after["ana"]["mu"], after["ana"]["sigma"]) == pytest.approx(
         (rated[0][0].mu, rated[0][0].sigma)
     )
     assert after["ana"] == pytest.approx(after["ben"]), after  # tied ranks, tied ratings
-    assert after["ana"]["ordinal"] > 0 > after["cat"]["ordinal"], after
     stored = await db.ratings()
     assert {key: value[3] for key, value in stored.items()} == {
-        (p.id, "classic"): 1 for p in (ana, ben, cat)
+        (p.id, "classic"): 1 for p in (ana, ben)
     }, stored
 
 

@@ -8,9 +8,9 @@ At the deadline, the games still active are timed out first, each a change throu
 one change path (`GameService.time_out`: a version, its watchers told, the cache swapped), so
 that nothing about a game is written anywhere else. Then one transaction, which locks the race
 row first so that exactly one process ends a race however many look at it, places the racers,
-rates them (`ratings.rate`), reveals the race's games and the deal, and marks the race finished;
-the other processes find it finished. A process that stops between the two steps leaves a race
-whose games have all ended: the next tick ends it.
+rates those who moved (`ratings.rate`), reveals the race's games and the deal, and marks the
+race finished; the other processes find it finished. A process that stops between the two
+steps leaves a race whose games have all ended: the next tick ends it.
 """
 
 from __future__ import annotations
@@ -130,8 +130,10 @@ class Settler:
         seats = await store.seats(session, race.id)
         last = await store.last_actions(session, [g.id for g in games])
         standings = RaceView(race, seats, games, last, now, "").standings()
-        await rate(session, race, standings)
         ended_ms = min(now, deadline_of(race))
+        assert race.starts_ms is not None
+        moved = {g.player_id for g in games if last.get(g.id, -1) >= race.starts_ms}
+        await rate(session, race, standings, moved, ended_ms)
         await store.update_race(session, race.id, status="finished", ended_ms=ended_ms)
         return games
 
