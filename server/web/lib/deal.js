@@ -156,6 +156,12 @@ function seen(id) {
   return seenAll()[id] || null;
 }
 
+// The commitment of game `id` as this browser first saw it, or null.
+export function seenCommitment(id) {
+  const first = seen(id);
+  return first ? first.commitment : null;
+}
+
 // --- SHA-256 ---------------------------------------------------------------------------------
 
 // Lower-case hex SHA-256 of a text's UTF-8 bytes: SubtleCrypto where the page has it (a secure

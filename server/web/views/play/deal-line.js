@@ -1,11 +1,60 @@
 // The play view's deal line: the deal's code (copied on request), or until when it is hidden;
 // for a secret deal the commitment on request, and once the deal is revealed the outcome of its
-// check (lib/deal.js), run once per game.
-import { checkDeal, checkText, codeText, secretDeal } from "../../lib/deal.js";
-import { t } from "../../lib/i18n.js";
+// check (lib/deal.js), run once per game. Below it, once a game dealt from the player's seed
+// pair (or a race's seeds) has ended, "Dealt from your seed": the page recomputes the code from
+// the revealed server seed (lib/seeds.js), or says that the check waits for the rotation.
+import { get } from "../../lib/api.js";
+import { checkDeal, checkText, codeText, secretDeal, seenCommitment } from "../../lib/deal.js";
+import { define, t } from "../../lib/i18n.js";
+import { checkSeed } from "../../lib/seeds.js";
 import { el, toast } from "../../lib/ui.js";
 
 const CHECK_GLYPH = { verified: "✓", failed: "✗", error: "?" };
+
+define({
+  en: {
+    "seed.line": "Dealt from your seed:",
+    "seed.line.race": "Dealt from the racers' seeds:",
+    "seed.checking": "checking…",
+    "seed.verified": "verified: the revealed server seed matches the hash published before the client seed was chosen, and gives this game's code, commitment and cards.",
+    "seed.pending.seed": "pending until you rotate your seed",
+    "seed.pending.race": "pending until the race ends",
+    "seed.pending.code": "pending until the deal is revealed",
+    "seed.failed.seed": "not the server seed committed to",
+    "seed.failed.code": "the seed does not deal this code",
+    "seed.failed.commitment": "the code does not match its commitment",
+    "seed.failed.cards": "the code does not deal these cards",
+    "seed.error": "could not be checked",
+  },
+  ro: {
+    "seed.line": "Împărțit din sămânța ta:",
+    "seed.line.race": "Împărțit din semințele concurenților:",
+    "seed.checking": "se verifică…",
+    "seed.verified": "verificat: sămânța dezvăluită a serverului se potrivește cu hash-ul publicat înainte de alegerea seminței de client și dă codul, angajamentul și cărțile acestui joc.",
+    "seed.pending.seed": "în așteptare până îți rotești sămânța",
+    "seed.pending.race": "în așteptare până se termină cursa",
+    "seed.pending.code": "în așteptare până este dezvăluită împărțirea",
+    "seed.failed.seed": "nu este sămânța serverului la care s-a angajat",
+    "seed.failed.code": "sămânța nu dă acest cod",
+    "seed.failed.commitment": "codul nu se potrivește cu angajamentul său",
+    "seed.failed.cards": "codul nu împarte aceste cărți",
+    "seed.error": "nu a putut fi verificat",
+  },
+  he: {
+    "seed.line": "חולק מהזרע שלך:",
+    "seed.line.race": "חולק מזרעי המתחרים:",
+    "seed.checking": "בודק…",
+    "seed.verified": "אומת: זרע השרת שנחשף מתאים ל־hash שפורסם לפני שנבחר זרע הלקוח, ונותן את הקוד, ההתחייבות והקלפים של המשחק הזה.",
+    "seed.pending.seed": "ממתין עד שתחליף את הזרע שלך",
+    "seed.pending.race": "ממתין עד סוף המרוץ",
+    "seed.pending.code": "ממתין עד שהחלוקה תיחשף",
+    "seed.failed.seed": "אינו זרע השרת שהשרת התחייב אליו",
+    "seed.failed.code": "הזרע אינו נותן את הקוד הזה",
+    "seed.failed.commitment": "הקוד אינו מתאים להתחייבות שלו",
+    "seed.failed.cards": "הקוד אינו מחלק את הקלפים האלה",
+    "seed.error": "לא ניתן היה לבדוק",
+  },
+});
 
 export class DealLine {
   // shows(game): whether the view still shows `game` (a check that ends later is drawn then).
@@ -37,12 +86,86 @@ export class DealLine {
       this.verdictOut);
     // the line's own nodes, for the game bar, and the commitment's details, below it
     this.line = [this.codeOut, this.checkOut, this.copyButton, this.commitmentButton];
+    // "Dealt from your seed", below the bar once a seeded game has ended
+    this.seedLine = el("p", { id: "seed-line", class: "seed-line", role: "status",
+      hidden: true });
+    this.seedChecks = new Map(); // game id → {key, check} of its seed
+    this.seedRound = 0; // one more with each rotation of the player's seeds
+    this.seedShown = null;
+  }
+
+  // The player rotated their seeds: a finished game's seed may be revealed now.
+  seedsRotated() {
+    this.seedRound += 1;
+    if (this.game) this.drawSeed(this.game);
+  }
+
+  // "Dealt from your seed" of a finished game dealt from a seed pair or a race's seeds: checked
+  // in the page from its replay, again when its code is revealed and after each rotation.
+  drawSeed(game) {
+    if (game.status === "active" || !(game.seed || game.race_id)) {
+      this.paintSeed(null);
+      return;
+    }
+    const key = JSON.stringify([game.code, this.seedRound]);
+    let entry = this.seedChecks.get(game.id);
+    if (!entry || entry.key !== key) {
+      entry = { key, check: { state: "checking", race: Boolean(game.race_id) } };
+      this.seedChecks.set(game.id, entry);
+      const done = entry;
+      get(`/games/${encodeURIComponent(game.id)}/replay`)
+        .then((replay) => checkSeed(replay, seenCommitment(game.id)))
+        .catch(() => ({ state: "error", race: Boolean(game.race_id) }))
+        .then((check) => {
+          done.check = check;
+          if (this.seedChecks.get(game.id) === done && this.shows(game)
+            && this.game && this.game.id === game.id) this.paintSeed(check);
+        });
+    }
+    this.paintSeed(entry.check);
+  }
+
+  paintSeed(check) {
+    const shown = JSON.stringify(check);
+    if (shown === this.seedShown) return;
+    this.seedShown = shown;
+    const line = this.seedLine;
+    if (!check) {
+      line.hidden = true;
+      delete line.dataset.state;
+      line.replaceChildren();
+      return;
+    }
+    line.hidden = false;
+    line.dataset.state = check.state;
+    if (check.reason) line.dataset.reason = check.reason;
+    else delete line.dataset.reason;
+    const label = el("span", { class: "label", text: t(check.race ? "seed.line.race" : "seed.line") });
+    let rest;
+    if (check.state === "verified") {
+      rest = [el("span", { class: "glyph", "aria-hidden": "true", text: "✓" }),
+        el("span", { class: "visually-hidden", text: t("seed.verified") })];
+      line.title = t("seed.verified");
+    } else if (check.state === "failed") {
+      const why = t(`seed.failed.${check.reason}`);
+      rest = [el("span", { class: "glyph", "aria-hidden": "true", text: "✗" }), ` (${why})`];
+      line.title = why;
+    } else {
+      const reason = check.state === "pending" && check.reason === "seed" && check.race
+        ? "race" : check.reason;
+      const text = check.state === "pending" ? t(`seed.pending.${reason}`)
+        : t(check.state === "checking" ? "seed.checking" : "seed.error");
+      rest = [el("span", { class: "wait", text })];
+      line.title = text;
+    }
+    line.replaceChildren(label, " ", ...rest);
   }
 
   // The deal line: the code, or until when it is hidden; the commitment on request; once a
   // secret deal is revealed, the outcome of its check.
   draw(game) {
     this.game = game;
+    this.drawSeed(game);
     const hidden = game.code === null || game.code === undefined;
     const secret = secretDeal(game);
     const check = secret && !hidden && game.status !== "active" ? this.checkOf(game) : null;

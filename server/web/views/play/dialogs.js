@@ -1,11 +1,13 @@
 // The play view's dialogs: New game (a rule, a deal code, winnable deals only, today's deal),
-// Settings (the four play settings, kept on the server per player), the won game's dialog, and
-// the questions asked before a hint and before giving up.
+// Settings (the four play settings, kept on the server per player, and the player's seeds:
+// seeds-panel.js), the won game's dialog, and the questions asked before a hint and before
+// giving up.
 import { patch, post } from "../../lib/api.js";
 import { CODE_MAX_LENGTH, codeText, secretDeal } from "../../lib/deal.js";
 import { formatTime } from "../../lib/format.js";
 import { t } from "../../lib/i18n.js";
 import { dialog, el, fieldProblemText, problemText } from "../../lib/ui.js";
+import { seedsPanel } from "./seeds-panel.js";
 
 // Every dialog of the play view, closed when the view leaves the page.
 const DIALOGS = "#new-game-dialog, #settings-dialog, #won-dialog, #hint-confirm, #give-up-confirm";
@@ -107,6 +109,7 @@ export function settingsDialog(view) {
       el("p", { class: "help", id: `setting-${name}-help`, text: t(`settings.${name}.help`) }));
   });
   box.append(el("h2", { id: "settings-title", text: t("settings.title") }), ...rows, problem,
+    seedsPanel(view),
     el("div", { class: "actions" },
       el("button", { type: "button", class: "primary", text: t("close"),
         onclick: () => box.close() })));

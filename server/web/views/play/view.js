@@ -33,6 +33,7 @@ import {
 } from "./dialogs.js";
 import { KeyboardInput } from "./keys.js";
 import { PointerInput } from "./pointer.js";
+import { SEEDS_ROTATED } from "./seeds-panel.js";
 
 const CURRENT = "solitaire.game";
 const DEFAULTS = {
@@ -102,6 +103,7 @@ export class PlayView {
     this.listen(this.table, "keydown", (event) => keyboard.tableKey(event));
     this.listen(document, "keydown", (event) => keyboard.globalKey(event));
     this.listen(this.table, "contextmenu", (event) => event.preventDefault());
+    this.listen(window, SEEDS_ROTATED, () => this.dealLine.seedsRotated());
     this.clock = setInterval(() => this.tick(), 1000);
   }
 
@@ -153,7 +155,8 @@ export class PlayView {
     this.watchLink = racing ? null
       : el("a", { id: "watch-link", class: "watch-link", text: t("play.watchLink") });
     this.root.replaceChildren(el("section", { class: racing ? "view-play race-play" : "view-play" },
-      this.bar, this.dealLine.details, this.message, this.banner, this.table,
+      this.bar, this.dealLine.details, this.dealLine.seedLine, this.message, this.banner,
+      this.table,
       el("p", { id: "keys-help", class: "keys-help",
         text: t(racing ? "play.keys.race" : "play.keys") }),
       racing ? null : el("p", { class: "footer-links" }, this.watchLink)));
