@@ -54,7 +54,8 @@ async def read(request: web.Request) -> web.Response:
 async def join(request: web.Request) -> web.Response:
     race_id = path_id(request)
     player = await authenticate(request, "race")
-    return json_response(race_json(await request.app[RACES].join(player, race_id)))
+    client = await client_of(request, player)  # the join that fills a race fixes its deal
+    return json_response(race_json(await request.app[RACES].join(player, race_id, client)))
 
 
 @routes.post("/api/v1/races/{id}/leave")
@@ -68,7 +69,8 @@ async def leave(request: web.Request) -> web.Response:
 async def start(request: web.Request) -> web.Response:
     race_id = path_id(request)
     player = await authenticate(request, "race")
-    return json_response(race_json(await request.app[RACES].start(player, race_id)))
+    client = await client_of(request, player)  # the start fixes the deal (and certifies it)
+    return json_response(race_json(await request.app[RACES].start(player, race_id, client)))
 
 
 @routes.get("/api/v1/leaderboards/races")

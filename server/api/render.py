@@ -179,7 +179,10 @@ def replay_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
 
 def race_json(view: RaceView) -> dict[str, Any]:
     """The race document (SPEC 2.6.1): standings carry progress, never a card; the code is null
-    until the race has finished; an open race has no games, no standings."""
+    until the race has finished, its commitment until the countdown began; an open race has no
+    games, no standings. Its server seed's hash from its creation; the seed (hex), the client
+    seeds and the candidate that made the deal once it has finished (SPEC 1.8.2); every seed
+    member null for a race made before seeds."""
     race = view.race
     finished = race.status == "finished"
     games = {
@@ -201,8 +204,12 @@ def race_json(view: RaceView) -> dict[str, Any]:
         "starts_at": iso(race.starts_ms),
         "ended_at": iso(race.ended_ms),
         "now": iso(view.now_ms),
-        "deal_commitment": deal_commitment(race.code),
+        "deal_commitment": deal_commitment(race.code) if race.code is not None else None,
         "code": race.code if finished else None,
+        "server_seed_hash": race.server_seed_hash,
+        "server_seed": view.server_seed if finished else None,
+        "client_seeds": list(race.client_seeds) if finished and race.client_seeds else None,
+        "candidate": race.candidate if finished else None,
         "games": games,
         "standings": [standing_json(s) for s in view.standings()],
     }

@@ -415,6 +415,10 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "ro": "Într-o cursă nu există indicii.",
         "he": "אין רמזים במרוץ.",
     },
+    "The racers changed while the race's deal was being fixed; try again.": {
+        "ro": "Concurenții s-au schimbat cât se stabilea împărțirea cursei; încercați din nou.",
+        "he": "המתחרים השתנו בזמן שנקבעה חלוקת הקלפים של המרוץ; נסו שוב.",
+    },
     # ---------------------------------------------------------------- limits and the solver
     "Slow down: at most {n} requests a second from one address.": {
         "ro": "Mai încet: cel mult {n} cereri pe secundă de la o adresă.",

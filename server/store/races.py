@@ -7,6 +7,7 @@ IMMEDIATE` already serializes), so that joins, leaves, the start and the end nev
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,9 @@ RACE_COLUMNS = (
     Race.starts_ms,
     Race.ended_ms,
     Race.version,
+    Race.server_seed_hash,
+    Race.client_seeds,
+    Race.candidate,
 )
 
 
@@ -46,7 +50,14 @@ async def race(session: AsyncSession, race_id: str, *, lock: bool = False) -> Ra
     row = (await session.execute(query)).first()
     if row is None:
         return None
-    return RaceRecord(**{**row._mapping, "rule": Rule(row.rule)})
+    seeds = None if row.client_seeds is None else tuple(json.loads(row.client_seeds))
+    return RaceRecord(**{**row._mapping, "rule": Rule(row.rule), "client_seeds": seeds})
+
+
+async def sealed_seed(session: AsyncSession, race_id: str) -> str | None:
+    """The race's server seed, sealed (`server.services.seeds.SeedBox`); None for a race made
+    before seeds (its code was drawn at its creation)."""
+    return await session.scalar(select(Race.server_seed).where(Race.id == race_id))
 
 
 async def update_race(session: AsyncSession, race_id: str, **values: Any) -> None:

@@ -142,7 +142,7 @@ async def test_a_race_game_lists_its_moves_in_the_countdown_and_none_past_its_de
         races.ticker.cancel()
         await asyncio.gather(races.ticker, return_exceptions=True)
         ana, ben, eve = await players(client, "ana", "ben", "eve")
-        race, code, line = await race_with_line(client, db, ana, 2, seats=2, time_limit_s=60)
+        race, code, line = await race_with_line(client, db, ana, 2, [ben], seats=2, time_limit_s=60)
         games = (await seat(client, race["id"], "join", ben))["games"]
         game_id = games[ana.id]
         starts = NOW + COUNTDOWN_MS

@@ -110,7 +110,6 @@ async def test_every_race_notice_reaches_its_player_and_since_resumes_exactly(
     body = {"seats": 3, "winnable": False, "time_limit_s": 60}
     race = await call(client, "POST", "/api/v1/races", ana, body, 201)
     race_id = race["id"]
-    code = await db.scalar(select(Race.code).where(Race.id == race_id))
     bo_socket, _, _ = await follow(client, bo)
     await call(client, "POST", f"/api/v1/races/{race_id}/join", bo)
     joined = await notice(ana_socket)
@@ -124,6 +123,8 @@ async def test_every_race_notice_reaches_its_player_and_since_resumes_exactly(
     await call(client, "POST", f"/api/v1/races/{race_id}/join", cy)  # full: the countdown
     started = await call(client, "GET", f"/api/v1/races/{race_id}")
     assert started["status"] == "starting"
+    # The deal is fixed as the countdown begins, from the racers' seeds (SPEC 1.8.2).
+    code = await db.scalar(select(Race.code).where(Race.id == race_id))
     by_ana = [await notice(ana_socket) for _ in range(2)]
     assert [n["kind"] for n in by_ana] == ["race_joined", "race_starting"]
     assert by_ana[0]["player"]["id"] == cy.id

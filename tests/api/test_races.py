@@ -38,10 +38,11 @@ from openskill.models import PlackettLuce
 from sqlalchemy import func, select
 
 from server.app import create_app
-from server.engine import CARDS, DealCode, card_text, commitment
+from server.engine import CARDS, DealCode, Rule, card_text, commitment
+from server.engine import seeds as hmac_seeds
 from server.engine.cards import FOUNDATION
 from server.engine.solver import SolveStatus, solve_deal
-from server.keys import RACES
+from server.keys import RACES, SEEDS
 from server.settings import Settings
 from server.store.db import make_engine
 from server.store.models import MoveRow, Race, RacePlayer, Rating
@@ -80,6 +81,10 @@ RACE_KEYS = {
     "now",
     "deal_commitment",
     "code",
+    "server_seed_hash",
+    "server_seed",
+    "client_seeds",
+    "candidate",
     "games",
     "standings",
 }
@@ -112,9 +117,14 @@ class Db:
         async with self.engine.connect() as connection:
             return (await connection.execute(query)).scalar_one()
 
-    async def race_code(self, race_id: str) -> str:
-        code: str = await self.scalar(select(Race.code).where(Race.id == race_id))
+    async def race_code(self, race_id: str) -> str | None:
+        """The race's code: None until its countdown begins (fixed from the racers' seeds)."""
+        code: str | None = await self.scalar(select(Race.code).where(Race.id == race_id))
         return code
+
+    async def sealed_seed(self, race_id: str) -> str:
+        sealed: str = await self.scalar(select(Race.server_seed).where(Race.id == race_id))
+        return sealed
 
     async def race_version(self, race_id: str) -> int:
         version: int = await self.scalar(select(Race.version).where(Race.id == race_id))
@@ -326,8 +336,17 @@ def check_document(race: dict[str, Any]) -> None:
     """The race document's shape (SPEC 2.6.1)."""
     assert set(race) == RACE_KEYS, sorted(race)
     assert race["status"] in ("open", "starting", "running", "finished", "cancelled"), race
-    assert len(race["deal_commitment"]) == 64, race
+    # The deal is fixed when the countdown begins (from the racers' seeds, SPEC 1.8.2).
+    started = race["starts_at"] is not None
+    assert (race["deal_commitment"] is not None) == started, race
+    assert race["deal_commitment"] is None or len(race["deal_commitment"]) == 64, race
     assert (race["code"] is None) == (race["status"] != "finished"), race
+    assert len(race["server_seed_hash"]) == 64, race
+    finished = race["status"] == "finished"
+    assert (race["server_seed"] is not None) == finished, race
+    assert (race["client_seeds"] is not None) == finished, race
+    if not finished:
+        assert race["candidate"] is None, race
     if race["status"] in ("open", "cancelled") and not race["games"]:
         assert race["standings"] == [] and race["starts_at"] is None, race
     for entry in race["standings"]:
@@ -364,15 +383,42 @@ def shown_progress(entry: dict[str, Any]) -> dict[str, int]:
     return {key: entry[key] for key in ("foundation_cards", "ranked_score", "moves")}
 
 
+async def client_seed(client: TestClient[Any, Any], player: Player) -> str:
+    response = await client.get("/api/v1/me/seeds", headers=player.auth)
+    assert response.status == 200, await response.text()
+    seed: str = (await response.json())["client_seed"]
+    return seed
+
+
+async def coming_code(
+    client: TestClient[Any, Any], db: Db, race: dict[str, Any], racers: list[Player]
+) -> str:
+    """The code that a plain race will have when `racers` start it (SPEC 1.8.2): the HMAC of
+    its server seed (opened from the database with the app's key, as the server does) over
+    their client seeds."""
+    server_seed = client.app[SEEDS].box.open(
+        await db.sealed_seed(race["id"]), race["server_seed_hash"]
+    )
+    seeds = [await client_seed(client, p) for p in racers]
+    message = hmac_seeds.race_message(seeds)
+    return str(hmac_seeds.seeded_code(server_seed, message, Rule(race["rule"])))
+
+
 async def race_with_line(
-    client: TestClient[Any, Any], db: Db, creator: Player, length: int, **body: Any
+    client: TestClient[Any, Any],
+    db: Db,
+    creator: Player,
+    length: int,
+    others: list[Player],
+    **body: Any,
 ) -> tuple[dict[str, Any], str, list[str]]:
-    """A new open race (`winnable: false`, fast) whose deal has `length` legal moves in a row:
-    (the race, its secret code read from the database, the moves). A deal without them (rare)
-    is given up: its creator leaves, which cancels it, and another race is created."""
+    """A new open race (`winnable: false`, fast) whose deal, once `creator` and `others` sit
+    in it, has `length` legal moves in a row: (the race, its coming secret code, the moves). A
+    deal without them (rare) is given up: its creator leaves, which cancels it, and another
+    race is created (with another server seed)."""
     for _ in range(20):
         race, _ = await create(client, creator, winnable=False, **body)
-        code = await db.race_code(race["id"])
+        code = await coming_code(client, db, race, [creator, *others])
         line = line_of(code, length)
         if line is not None:
             return race, code, line
@@ -496,19 +542,11 @@ async def test_a_whole_race(client: TestClient[Any, Any], clock: Clock, db: Db) 
     assert (race["games"], race["standings"]) == ({}, []), race
     assert (race["starts_at"], race["ended_at"], race["code"]) == (None, None, None), race
     assert moment(race["created_at"]) == moment(race["now"]) == NOW, race
+    # No deal yet: it is fixed from the racers' seeds when the countdown begins.
+    assert await db.race_code(race_id) is None and race["deal_commitment"] is None, race
+    created = json.dumps(race)
 
-    code = await db.race_code(race_id)
-    deal = DealCode.parse(code)
-    assert deal.version == 2 and deal.rule.value == "classic", code
-    assert commitment(code) == race["deal_commitment"]
-    # Certified winnable: the solver finds a winning line (which two racers will play).
-    verdict = solve_deal(deal, max_nodes=300_000)
-    assert verdict.status is SolveStatus.WINNABLE and verdict.line, verdict
-    line = [str(move) for move in verdict.line]
-    guard = Guard(code)
-    guard.check("POST /api/v1/races", json.dumps(race))
-
-    spectator = await Socket.open(client, None, guard)
+    spectator = await Socket.open(client, None)
     await spectator.send({"type": "watch_race", "id": "s", "race_id": race_id})
     watching = await spectator.until(lambda m: m["type"] == "watching_race")
     assert (watching["id"], watching["race_id"]) == ("s", race_id), watching
@@ -526,6 +564,19 @@ async def test_a_whole_race(client: TestClient[Any, Any], clock: Clock, db: Db) 
     starts = NOW + 1_000 + COUNTDOWN_MS
     deadline = starts + 600_000
     assert full["status"] == "starting", full
+
+    code = await db.race_code(race_id)
+    assert code is not None
+    deal = DealCode.parse(code)
+    assert deal.version == 2 and deal.rule.value == "classic", code
+    assert commitment(code) == full["deal_commitment"]
+    # Certified winnable: the solver finds a winning line (which two racers will play).
+    verdict = solve_deal(deal, max_nodes=300_000)
+    assert verdict.status is SolveStatus.WINNABLE and verdict.line, verdict
+    line = [str(move) for move in verdict.line]
+    guard = Guard(code)
+    guard.check("POST /api/v1/races", created)
+    spectator.guard = guard
     assert moment(full["starts_at"]) == starts and full["ended_at"] is None, full
     assert [p["id"] for p in full["players"]] == [p.id for p in racers], full
     games: dict[str, str] = full["games"]
@@ -546,7 +597,7 @@ async def test_a_whole_race(client: TestClient[Any, Any], clock: Clock, db: Db) 
         assert response.status == 200, await response.text()
         game = await response.json()
         assert game["player"]["id"] == player.id and game["race_id"] == race_id, game
-        assert (game["code"], game["deal_commitment"]) == (None, race["deal_commitment"]), game
+        assert (game["code"], game["deal_commitment"]) == (None, full["deal_commitment"]), game
         assert (game["status"], game["timed_out"], game["chosen"]) == ("active", False, False)
         assert (game["moves"], game["elapsed_ms"], game["version"]) == (0, 0, 0), game
         assert game["tableau"] == fresh, game
@@ -818,7 +869,7 @@ async def test_exact_ties_share_a_place_and_a_race_ends_when_its_games_have(
     last of them abandons, the race ends at once, before its deadline, with nobody timed out."""
     ana, ben, cat = await players(client, "ana", "ben", "cat")
     race, code, line = await race_with_line(
-        client, db, ana, 2, seats=3, time_limit_s=60, public=False
+        client, db, ana, 2, [ben, cat], seats=3, time_limit_s=60, public=False
     )
     race_id = race["id"]
     assert (race["winnable"], race["public"], race["time_limit_s"]) == (False, False, 60)
@@ -882,7 +933,7 @@ async def test_nothing_lands_at_the_deadline_even_before_the_race_is_ended(
     await asyncio.gather(ticker, return_exceptions=True)
 
     ana, ben = await players(client, "ana", "ben")
-    race, code, line = await race_with_line(client, db, ana, 3, seats=2, time_limit_s=60)
+    race, code, line = await race_with_line(client, db, ana, 3, [ben], seats=2, time_limit_s=60)
     race_id = race["id"]
     full = await seat(client, race_id, "join", ben)
     games = full["games"]

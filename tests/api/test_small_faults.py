@@ -96,7 +96,7 @@ async def test_a_retry_after_the_deadline_gets_its_stored_answer(
 
     ana = await new_player(client, "ana")
     ben = await new_player(client, "ben")
-    race, _, line = await race_with_line(client, db, ana, 3, seats=2, time_limit_s=60)
+    race, _, line = await race_with_line(client, db, ana, 3, [ben], seats=2, time_limit_s=60)
     full = await seat(client, race["id"], "join", ben)
     game = full["games"][ana.id]
     starts = NOW + COUNTDOWN_MS

@@ -29,9 +29,11 @@ from aiohttp import WSMsgType
 from openskill.models import PlackettLuce
 from sqlalchemy import func, select, update
 
-from server.engine import CARDS, card_text, commitment
+from server.engine import CARDS, Rule, card_text, commitment
+from server.engine.seeds import race_message, seeded_code
+from server.services.seeds import SEED_KEY, SeedBox
 from server.store.db import make_engine
-from server.store.models import GameRow, Race, RacePlayer, Rating
+from server.store.models import GameRow, Race, RacePlayer, Rating, ServerSecret
 from tests.api.helpers import action_body, line_of
 from tests.process import ServerProcess
 
@@ -86,11 +88,25 @@ class Db:
     async def close(self) -> None:
         await self.engine.dispose()
 
-    async def race_code(self, race_id: str) -> str:
+    async def race_code(self, race_id: str) -> str | None:
+        """The race's code: None until its countdown begins (fixed from the racers' seeds)."""
         async with self.engine.connect() as connection:
             found = await connection.execute(select(Race.code).where(Race.id == race_id))
-            code: str = found.scalar_one()
+            code: str | None = found.scalar_one()
         return code
+
+    async def coming_code(self, race: dict[str, Any], client_seeds: list[str]) -> str:
+        """The code a plain race will have when racers with `client_seeds` start it (SPEC
+        1.8.2): its server seed opened with the servers' key (kept in `server_secrets`)."""
+        async with self.engine.connect() as connection:
+            query = select(Race.server_seed).where(Race.id == race["id"])
+            sealed = (await connection.execute(query)).scalar_one()
+            query = select(ServerSecret.value).where(ServerSecret.name == SEED_KEY)
+            key = (await connection.execute(query)).scalar_one()
+        box = SeedBox(SeedBox.key_of(key))
+        server_seed = box.open(sealed, race["server_seed_hash"])
+        message = race_message(client_seeds)
+        return str(seeded_code(server_seed, message, Rule(race["rule"])))
 
     async def move_start(self, race_ids: list[str], starts_ms: int) -> None:
         """Sets the races' start to `starts_ms`, in one transaction, as if their countdown had
@@ -150,14 +166,25 @@ class Client:
 
 
 async def race_with_line(
-    client: Client, db: Db, base: str, auth: dict[str, str], length: int, seats: int
+    client: Client,
+    db: Db,
+    base: str,
+    auth: dict[str, str],
+    length: int,
+    seats: int,
+    others: list[dict[str, str]],
 ) -> tuple[dict[str, Any], str, list[str]]:
-    """A new race (not certified, 60 s) whose deal has `length` legal moves in a row; a deal
-    without them (rare) is given up (its creator leaves) and another race is created."""
+    """A new race (not certified, 60 s) whose deal, once its creator (`auth`) and `others`
+    (their tokens) sit in it, has `length` legal moves in a row; a deal without them (rare) is
+    given up (its creator leaves) and another race is created."""
+    seeds = [
+        (await client.call("GET", f"{base}/api/v1/me/seeds", racer))["client_seed"]
+        for racer in (auth, *others)
+    ]
     for _ in range(20):
         body = {"seats": seats, "winnable": False, "time_limit_s": LIMIT_MS // 1000}
         race = await client.call("POST", f"{base}/api/v1/races", auth, body, status=201)
-        code = await db.race_code(race["id"])
+        code = await db.coming_code(race, seeds)
         line = line_of(code, length)
         if line is not None:
             return race, code, line
@@ -204,7 +231,7 @@ async def test_a_spectator_on_another_process_sees_the_race_live(database_url: s
             client = Client(session)
             ana, ana_auth = await client.player(a.base, "ana")
             ben, ben_auth = await client.player(a.base, "ben")
-            race, code, line = await race_with_line(client, db, a.base, ana_auth, 1, 2)
+            race, code, line = await race_with_line(client, db, a.base, ana_auth, 1, 2, [ben_auth])
             race_id = race["id"]
             async with session.ws_connect(b.base + LIVE, protocols=(SUBPROTOCOL,)) as ws:
                 await ws.send_json({"type": "watch_race", "id": "s", "race_id": race_id})
@@ -348,7 +375,9 @@ async def test_due_races_are_ended_and_rated_exactly_once_by_two_processes(
             cat, cat_auth = await client.player(a.base, "cat")
             races: list[tuple[str, str, dict[str, str], list[str]]] = []
             for _ in range(count + 1):
-                race, code, line = await race_with_line(client, db, a.base, ana_auth, 1, 3)
+                race, code, line = await race_with_line(
+                    client, db, a.base, ana_auth, 1, 3, [ben_auth, cat_auth]
+                )
                 race_id = race["id"]
                 await client.call("POST", f"{b.base}/api/v1/races/{race_id}/join", ben_auth)
                 full = await client.call("POST", f"{a.base}/api/v1/races/{race_id}/join", cat_auth)

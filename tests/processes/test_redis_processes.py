@@ -137,7 +137,7 @@ async def test_race_standings_reach_a_spectator_on_another_process(
             client = Client(session)
             ana, ana_auth = await client.player(a.base, "ana")
             ben, ben_auth = await client.player(a.base, "ben")
-            race, code, line = await race_with_line(client, db, a.base, ana_auth, 1, 2)
+            race, code, line = await race_with_line(client, db, a.base, ana_auth, 1, 2, [ben_auth])
             race_id = race["id"]
             async with session.ws_connect(b.base + LIVE, protocols=(SUBPROTOCOL,)) as ws:
                 await ws.send_json({"type": "watch_race", "id": "s", "race_id": race_id})

@@ -15,6 +15,7 @@ from server.services.cursors import Cursors
 from server.services.games import GameService
 from server.services.players import PlayerService
 from server.services.races.lobby import RaceService
+from server.services.seeds import SeedBox, SeedService
 from server.services.sessions import SessionService
 from server.services.values import Principal
 from server.services.workers import Client
@@ -45,11 +46,19 @@ class Services:
     def races(self) -> RaceService:
         readers, writers = sessionmakers(self.engine)
 
-        async def no_solver(rule: object, client: Client) -> DealCode:
+        async def no_solver(codes: list[DealCode], client: Client, seconds: float) -> int:
             raise AssertionError("no certified deal in these tests")
 
+        seeds = SeedService(readers, writers, SeedBox(b"s" * 32), self.clock)
         return RaceService(
-            readers, writers, self.games, self.broker, no_solver, Cursors(b"k" * 32), self.clock
+            readers,
+            writers,
+            self.games,
+            self.broker,
+            no_solver,
+            Cursors(b"k" * 32),
+            self.clock,
+            seeds=seeds,
         )
 
 

@@ -37,6 +37,8 @@ class RaceView:
     last_actions: dict[str, int]
     now_ms: int
     creator_name: str
+    server_seed: str | None = None
+    """The race's server seed (hex), read once the race has finished (SPEC 1.8.2)."""
 
     @property
     def status(self) -> str:
