@@ -22,6 +22,7 @@ from server.api import (
     races,
     replays,
     rules,
+    seeds,
 )
 from server.api import monitoring as api_metrics
 from server.api import pages as client
@@ -39,6 +40,7 @@ from server.keys import (
     NOTICES,
     PLAYERS,
     RACES,
+    SEEDS,
     SERVICE,
     SESSIONS,
     SETTINGS,
@@ -55,6 +57,7 @@ from server.services.notices import NoticeService
 from server.services.players import PlayerService
 from server.services.races.lobby import RaceService
 from server.services.secrets import CURSOR_SECRET, load_server_secret
+from server.services.seeds import SeedService, load_seed_box
 from server.services.sessions import SessionService
 from server.services.values import Clock, wall_clock_ms
 from server.settings import Settings
@@ -82,25 +85,30 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     app[NOTICES] = NoticeService(readers, writers, broker, clock)
     app[SESSIONS].notices = app[NOTICES]
     app[APPS] = AppService(readers, writers, app[SESSIONS], clock)
-    app[PLAYERS] = PlayerService(readers, writers, app[SESSIONS], clock)
-    app[SERVICE] = GameService(readers, writers, committer, broker, clock)
+    box = await load_seed_box(writers, settings.seed_key, clock)
+    app[SEEDS] = SeedService(readers, writers, box, clock)
+    app[PLAYERS] = PlayerService(readers, writers, app[SESSIONS], clock, seeds=app[SEEDS])
+    app[SERVICE] = GameService(readers, writers, committer, broker, clock, seeds=app[SEEDS])
     app[SERVICE].on_ended = app[NOTICES].game_ended  # the action limit's game_ended
     cursors = Cursors(await load_server_secret(writers, CURSOR_SECRET))
     app[BOARDS] = BoardService(readers, cursors, clock)
     deal_secret = (
         settings.deal_secret.encode() if settings.deal_secret else await load_deal_secret(writers)
     )
-    app[SOLVER] = SolverService(readers, writers, app[SERVICE], deal_secret, clock=clock)
+    app[SOLVER] = SolverService(
+        readers, writers, app[SERVICE], deal_secret, clock=clock, seeds=app[SEEDS]
+    )
     app[RACES] = RaceService(
         readers,
         writers,
         app[SERVICE],
         broker,
-        app[SOLVER].winnable_code,
+        app[SOLVER].first_certified,
         cursors,
         clock,
         snapshots=snapshot_sessions(engine),
         notices=app[NOTICES],
+        seeds=app[SEEDS],
     )
     app[RACES].start_ticking()
     app[NOTICES].start_ticking()
@@ -157,6 +165,7 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
         replays,
         leaderboards,
         races,
+        seeds,
         oauth,
         rules,
         client,

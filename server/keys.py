@@ -20,6 +20,7 @@ from server.services.leaderboards import BoardService
 from server.services.notices import NoticeService
 from server.services.players import PlayerService
 from server.services.races.lobby import RaceService
+from server.services.seeds import SeedService
 from server.services.sessions import SessionService
 from server.services.values import Clock
 from server.settings import Settings
@@ -44,6 +45,7 @@ BOARDS = web.AppKey("boards", BoardService)
 SOLVER = web.AppKey("solver", SolverService)
 RACES = web.AppKey("races", RaceService)
 NOTICES = web.AppKey("notices", NoticeService)
+SEEDS = web.AppKey("seeds", SeedService)
 BUDGET: web.AppKey[RateBudget] = web.AppKey("rate_budget")
 CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("live_connections")
 """The open WebSocket connections of this process (closed at shutdown)."""

@@ -42,6 +42,10 @@ class Settings:
     deal_secret: str | None = None
     """The secret the daily deals are drawn from (`DEAL_SECRET`); without it, one generated
     once and kept in the database. Every process of one deployment must agree on it."""
+    seed_key: str | None = None
+    """The key that seals the server seeds in the database (`SEED_KEY`, 64 hex digits; SPEC
+    1.8.2, `server.services.seeds`); without it, one generated once and kept in the database,
+    so that a dump of it holds the key too. Every process of one deployment must agree on it."""
     signup_limit: int = DEFAULT_SIGNUP_LIMIT
     """Sign-ups a minute from one address (`SIGNUP_LIMIT`); off with the rate limit."""
     rate_limit_storage: str = "memory://"
@@ -162,6 +166,7 @@ def from_args(
         signup_limit=args.signup_limit,
         trust_forwarded=env.get("TRUST_FORWARDED", "") not in ("", "0", "false", "no"),
         deal_secret=env.get("DEAL_SECRET") or None,
+        seed_key=env.get("SEED_KEY") or None,
         rate_limit_storage=env.get("RATE_LIMIT_STORAGE") or "memory://",
         broker_url=env.get("BROKER_URL") or None,
         log_format=(env.get("LOG_FORMAT") or "text").lower(),
@@ -172,6 +177,9 @@ def from_args(
             f"RATE_LIMIT_STORAGE {settings.rate_limit_storage!r}: expected memory:// or "
             "redis://host:port/db"
         )
+    key = settings.seed_key
+    if key is not None and (len(key) != 64 or any(c not in "0123456789abcdefABCDEF" for c in key)):
+        raise SettingsError("SEED_KEY: expected 64 hex digits (a 256-bit key)")
     if settings.log_format not in ("text", "json"):
         raise SettingsError(f"LOG_FORMAT {settings.log_format!r}: expected text or json")
     if settings.broker_url is not None and not settings.broker_url.startswith(REDIS_SCHEMES):

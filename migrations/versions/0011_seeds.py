@@ -56,6 +56,8 @@ def upgrade() -> None:
     op.add_column("games", sa.Column("seed_client", sa.String(64), nullable=True))
     op.add_column("games", sa.Column("seed_nonce", sa.Integer(), nullable=True))
     op.add_column("games", sa.Column("seed_candidate", sa.Integer(), nullable=True))
+    # A rotation looks for the pair's games still in play (it refuses while one is).
+    op.create_index("ix_games_seed_pair", "games", ["seed_pair_id", "status"])
     with op.batch_alter_table("races") as batch:
         batch.alter_column("code", existing_type=sa.String(64), nullable=True)
         batch.add_column(sa.Column("server_seed", sa.Text(), nullable=True))
@@ -74,6 +76,7 @@ def downgrade() -> None:
         batch.drop_column("server_seed_hash")
         batch.drop_column("server_seed")
         batch.alter_column("code", existing_type=sa.String(64), nullable=False)
+    op.drop_index("ix_games_seed_pair", table_name="games")
     for column in ("seed_candidate", "seed_nonce", "seed_client", "seed_hash", "seed_pair_id"):
         op.drop_column("games", column)  # SQLite 3.35+ drops a plain column in place
     op.drop_index("ix_seed_pairs_player_id", table_name="seed_pairs")

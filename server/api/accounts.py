@@ -12,6 +12,7 @@ from server.api import heavy
 from server.api.access import authenticate
 from server.api.problems import invalid, read_json
 from server.api.render import (
+    ended_pair_json,
     iso,
     json_response,
     me_json,
@@ -19,13 +20,15 @@ from server.api.render import (
     notice_message,
     race_json,
     replay_json,
+    seeds_json,
     session_json,
     sessions_json,
     settings_json,
     stats_json,
 )
 from server.api.schemas import DeletionIn, NewSessionIn, PasswordIn
-from server.keys import BOARDS, CLOCK, NOTICES, PLAYERS, RACES, SESSIONS
+from server.api.seeding import seeded
+from server.keys import BOARDS, CLOCK, NOTICES, PLAYERS, RACES, SEEDS, SESSIONS
 from server.services.errors import NotFound
 from server.services.passwords import checked_password
 from server.services.values import is_printable_ascii
@@ -98,6 +101,8 @@ async def export(request: web.Request) -> web.StreamResponse:
     stats = await app[BOARDS].stats(principal.id)
     games = await app[BOARDS].every_game(principal)
     notices = await app[NOTICES].kept(principal.id)
+    current_seeds = await app[SEEDS].seeds(principal)
+    ended = await app[SEEDS].history(principal, limit=2**31 - 1)
     head = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -110,7 +115,7 @@ async def export(request: web.Request) -> web.StreamResponse:
         },
         "settings": settings_json(settings),
         "sessions": [session_json(info) for info in sessions],
-        "seeds": [],
+        "seeds": {**seeds_json(current_seeds), "history": [ended_pair_json(p) for p in ended]},
         "races": [race_json(view) for view in races],
         "stats": stats_json(stats),
         "notices": [notice_message(notice).model_dump() for notice in notices],
@@ -134,7 +139,8 @@ async def export(request: web.Request) -> web.StreamResponse:
     await response.write(opening.encode())
     sep = b""
     while batch:
-        await response.write(sep + await heavy.joined(replay_json, batch, b","))
+        items = await seeded(request.app, batch)
+        await response.write(sep + await heavy.joined(replay_json, items, b","))
         sep = b","
         batch = await anext(games, [])
         await meter.pay(heavy.actions_in(batch))

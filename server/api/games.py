@@ -49,8 +49,9 @@ async def create_game(request: web.Request) -> web.Response:
         code = await request.app[SOLVER].daily_code(day, rule)
         view = await games.create_game(player, rule, code, secret=True, daily=day)
     elif body.winnable:
-        code = await request.app[SOLVER].winnable_code(rule, await client_of(request, player))
-        view = await games.create_game(player, rule, code, secret=True)
+        client = await client_of(request, player)
+        code, seed = await request.app[SOLVER].seeded_winnable(player, rule, client)
+        view = await games.create_game(player, rule, code, secret=True, seed=seed)
     else:
         view = await games.create_game(player, body.rule, body.deal_code())
     return json_response(

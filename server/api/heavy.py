@@ -146,17 +146,19 @@ def json_body(body: bytes) -> web.Response:
     return web.Response(body=body, content_type="application/json", charset="utf-8")
 
 
-ReplayKey = tuple[str, int, str, str | None]
+ReplayKey = tuple[str, int, str, str | None, str | None]
 
 
-def replay_key(view: GameView) -> ReplayKey | None:
+def replay_key(view: GameView, seed: dict[str, Any] | None = None) -> ReplayKey | None:
     """What a finished game's replay depends on: its id and version, its player's name (an
-    erased player's games read as "deleted player") and its code as shown at the read (a daily
-    game's appears when its day ends); None for a game in play (its clock and log move)."""
+    erased player's games read as "deleted player"), its code as shown at the read (a daily
+    game's appears when its day ends) and its server seed as shown (once its pair is rotated
+    or its race ended); None for a game in play (its clock and log move)."""
     row = view.row
     if row.status == "active":
         return None
-    return (row.id, row.version, view.player_name, code_json(row, view.now_ms))
+    shown = seed.get("server_seed") if seed else None
+    return (row.id, row.version, view.player_name, code_json(row, view.now_ms), shown)
 
 
 class RenderCache:

@@ -22,6 +22,7 @@ from server.api.render import (
     stats_json,
 )
 from server.api.schemas import GamesQueryIn, NewPlayerIn, SettingsIn, path_id, query_of
+from server.api.seeding import seeded
 from server.engine import Status
 from server.keys import BOARDS, PLAYERS
 from server.store.games import GameFilter
@@ -126,7 +127,8 @@ async def export(request: web.Request) -> web.StreamResponse:
     )
     await response.prepare(request)
     while batch:
-        await response.write(await heavy.joined(replay_json, batch, b"\n", b"\n"))
+        items = await seeded(request.app, batch)
+        await response.write(await heavy.joined(replay_json, items, b"\n", b"\n"))
         batch = await anext(games, [])
         await meter.pay(heavy.actions_in(batch))
     await response.write_eof()

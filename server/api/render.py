@@ -41,6 +41,7 @@ from server.services.notices import Notice
 from server.services.players import Me, NewPlayer, PlayerInfo
 from server.services.races.ratings import RatingPage
 from server.services.races.standings import RaceView, Standing
+from server.services.seeds import EndedPair, Seeds
 from server.services.sessions import NewSession, SessionInfo
 from server.services.values import Applied, GameView, Page
 from server.store.players import ERASED_NAME
@@ -123,6 +124,7 @@ def game_json(view: GameView) -> dict[str, Any]:
         "assisted": row.assisted,
         "race_id": row.race_id,
         "timed_out": row.timed_out,
+        "seed": game_seed_json(row),
         "tableau": game.tableau_view(),
         "foundations": game.foundations_view(),
         "created_at": iso(row.created_ms),
@@ -146,9 +148,35 @@ def deal_json(code: DealCode) -> list[list[str]]:
     return [[card_text(c) for c in column] for column in code.columns()]
 
 
-def replay_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
+def game_seed_json(row: GameRecord) -> dict[str, Any] | None:
+    """What dealt a server-dealt solo game (SPEC 1.8.2): its pair's server seed's hash, the
+    client seed, the nonce and the candidate (null for a plain random game); null for chosen,
+    daily and race games (a race's seed is on the race) and games dealt before seeds."""
+    if row.seed_hash is None:
+        return None
+    return {
+        "server_seed_hash": row.seed_hash,
+        "client_seed": row.seed_client,
+        "nonce": row.seed_nonce,
+        "candidate": row.seed_candidate,
+    }
+
+
+def replay_seed_json(row: GameRecord, revealed: str | None, now_ms: int) -> dict[str, Any] | None:
+    """A solo game's seed in its replay: the game document's, with `server_seed` (hex) once
+    its pair has been rotated away (`revealed`) and the game's code is shown."""
+    seed = game_seed_json(row)
+    if seed is None:
+        return None
+    shown = revealed if revealed is not None and row.code_revealed(now_ms) else None
+    return {**seed, "server_seed": shown}
+
+
+def replay_json(
+    view: GameView, log: list[LoggedMove], seed: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The replay (SPEC 2.4): the code and the deal only once the game has ended and its code
-    is revealed; the commitment always."""
+    is revealed; the commitment always; `seed`, what dealt it (`server.api.seeding`)."""
     row, game = view.row, view.game
     started = row.started_ms
     code = code_json(row, view.now_ms)
@@ -161,6 +189,7 @@ def replay_json(view: GameView, log: list[LoggedMove]) -> dict[str, Any]:
         "rule": row.rule,
         "player": player_ref(row.player_id, view.player_name),
         "deal": deal_json(game.code) if code is not None and row.status != "active" else None,
+        "seed": seed,
         "actions": [
             {"move": m.move, "t_ms": max(0, m.at_ms - started) if started is not None else 0}
             for m in log
@@ -281,6 +310,27 @@ def new_session_json(made: NewSession) -> dict[str, Any]:
 
 def sessions_json(sessions: list[SessionInfo]) -> dict[str, Any]:
     return {"sessions": [session_json(info) for info in sessions]}
+
+
+def seeds_json(seeds: Seeds) -> dict[str, Any]:
+    return {
+        "server_seed_hash": seeds.server_seed_hash,
+        "client_seed": seeds.client_seed,
+        "nonce": seeds.nonce,
+        "next_server_seed_hash": seeds.next_server_seed_hash,
+    }
+
+
+def ended_pair_json(pair: EndedPair) -> dict[str, Any]:
+    return {
+        "index": pair.position,
+        "server_seed": pair.server_seed,
+        "server_seed_hash": pair.server_seed_hash,
+        "client_seed": pair.client_seed,
+        "nonces": pair.nonces,
+        "created_at": iso(pair.created_ms),
+        "ended_at": iso(pair.ended_ms),
+    }
 
 
 def me_json(me: Me) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from server.api.render import (
     verification_json,
 )
 from server.api.schemas import ReplayIn, path_id
+from server.api.seeding import seeds_of
 from server.engine import DealCode
 from server.keys import SOLVER
 from server.services.deals import SolverService
@@ -37,7 +38,9 @@ async def download(request: web.Request) -> web.Response:
     over = await heavy.charge(request, view.row.version)
     if over is not None:
         return over
-    body = heavy.REPLAYS.get(heavy.replay_key(view))
+    (seed,) = await seeds_of(request.app, [view])
+    key = heavy.replay_key(view, seed)
+    body = heavy.REPLAYS.get(key)
     if body is None:
         version = view.row.version
         log: list[LoggedMove] = []
@@ -47,8 +50,8 @@ async def download(request: web.Request) -> web.Response:
             _, page, more = await games.move_page(game_id, who, after=after, limit=MOVE_PAGE_MAX)
             log += [m for m in page if m.seq <= version]
             more = more and bool(page) and page[-1].seq < version
-        body = await heavy.rendered(replay_json, view, log)
-        heavy.REPLAYS.put(heavy.replay_key(view), body)
+        body = await heavy.rendered(replay_json, view, log, seed)
+        heavy.REPLAYS.put(key, body)
     return heavy.json_body(body)
 
 

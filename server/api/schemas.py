@@ -88,6 +88,21 @@ class PasswordIn(Strict):
     current_password: Password | None = None
 
 
+class SeedsIn(Strict):
+    """The client seed of the player's next seed pair (SPEC 1.8.2), which becomes current: 1
+    to 64 printable ASCII characters (checked by `server.services.seeds`)."""
+
+    client_seed: Annotated[StrictStr, StringConstraints(max_length=1024)]
+
+
+class SeedHistoryQueryIn(Strict):
+    """Query of GET /api/v1/me/seeds/history: the latest `limit` ended pairs, those with an
+    `index` below `before`."""
+
+    limit: int = Field(default=100, ge=1, le=100)
+    before: int | None = Field(default=None, ge=0, le=2**31 - 1)
+
+
 class DeletionIn(Strict):
     """The erasure of one's account: the password, when one is set."""
 

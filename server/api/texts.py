@@ -483,6 +483,42 @@ CATALOGUE: Final[dict[str, dict[str, str]]] = {
         "he": "לא נמצאה ליום הזה חלוקה יומית שמובטח שניתן לנצח בה.",
     },
     "Refused: {reason*}.": {"ro": "Refuzat: {reason}.", "he": "נדחה: {reason}."},
+    "Your game of the daily deal of {day} is still in play: finish it or give it up before "
+    "dealing the deal again.": {
+        "ro": "Jocul dumneavoastră din împărțirea zilei {day} este încă în desfășurare: "
+        "terminați-l sau abandonați-l înainte de a împărți din nou.",
+        "he": "המשחק שלכם בחלוקת היום של {day} עדיין פתוח: סיימו אותו או ותרו עליו לפני שתחלקו "
+        "אותה שוב.",
+    },
+    "A game dealt from your current seed is still in play: finish it or give it up before "
+    "rotating (its deal would follow from the revealed seed).": {
+        "ro": "Un joc împărțit din sămânța dumneavoastră curentă este încă în desfășurare: "
+        "terminați-l sau abandonați-l înainte de schimbare (împărțirea lui ar rezulta din "
+        "sămânța dezvăluită).",
+        "he": "משחק שחולק מהזרע הנוכחי שלכם עדיין פתוח: סיימו אותו או ותרו עליו לפני ההחלפה "
+        "(החלוקה שלו הייתה נובעת מהזרע שנחשף).",
+    },
+    "Your seed was rotated while this game was being dealt; ask again.": {
+        "ro": "Sămânța dumneavoastră a fost schimbată în timp ce jocul era împărțit; "
+        "cereți din nou.",
+        "he": "הזרע שלכם הוחלף בזמן שהמשחק חולק; בקשו שוב.",
+    },
+    "Invalid client seed: {problem*}.": {
+        "ro": "Sămânță de client nevalidă: {problem}.",
+        "he": "זרע לקוח לא תקין: {problem}.",
+    },
+    "a client seed is a string": {
+        "ro": "o sămânță de client este un șir de caractere",
+        "he": "זרע לקוח הוא מחרוזת",
+    },
+    "a client seed has 1 to 64 characters": {
+        "ro": "o sămânță de client are între 1 și 64 de caractere",
+        "he": "לזרע לקוח יש בין 1 ל-64 תווים",
+    },
+    "a client seed has printable ASCII characters only (space to ~)": {
+        "ro": "o sămânță de client are doar caractere ASCII imprimabile (de la spațiu la ~)",
+        "he": "לזרע לקוח יש רק תווי ASCII מודפסים (מרווח עד ~)",
+    },
     "too many connections from this address (at most {n})": {
         "ro": "prea multe conexiuni de la această adresă (cel mult {n})",
         "he": "יותר מדי חיבורים מהכתובת הזו (לכל היותר {n})",

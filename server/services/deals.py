@@ -30,7 +30,7 @@ import hmac
 import logging
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -42,6 +42,7 @@ from server.engine.solver import SolveStatus, solve, solve_deal
 from server.services.errors import Forbidden, InvalidInput, NotFound, RaceConflict, WorkBusy
 from server.services.games import GameService
 from server.services.secrets import DEAL_SECRET, load_server_secret
+from server.services.seeds import SeedService, SeedUse
 from server.services.values import Clock, Principal, wall_clock_ms
 from server.services.workers import JOB_SECONDS, Client, CostlyWork
 from server.store import deals as deal_rows
@@ -156,10 +157,12 @@ class SolverService:
         deal_secret: bytes,
         work: CostlyWork | None = None,
         clock: Clock = wall_clock_ms,
+        seeds: SeedService | None = None,
     ) -> None:
         self.readers = readers
         self.writers = writers
         self.games = games
+        self.seeds = seeds
         self.deal_secret = deal_secret
         self.clock = clock
         self.work = work or CostlyWork()
@@ -277,6 +280,33 @@ class SolverService:
             if verdict[0] == SolveStatus.WINNABLE:
                 return code
         raise LookupError("no certified-winnable code")
+
+    async def first_certified(
+        self, codes: list[DealCode], client: Client, seconds: float = CALL_SECONDS
+    ) -> int:
+        """The index of the first of `codes` that the solver certifies winnable (with
+        take-backs), searched in order within `seconds`; WorkBusy (`503`) when none is in time."""
+        texts = [str(c) for c in codes]
+        with self.work.one_at_a_time(client):
+            try:
+                found = await asyncio.wait_for(self._first_winnable(texts, {}), seconds)
+            except (TimeoutError, LookupError):
+                raise WorkBusy("No certified-winnable deal was found in time; try again.") from None
+        return texts.index(found)
+
+    async def seeded_winnable(
+        self, player: Principal, rule: Rule, client: Client
+    ) -> tuple[DealCode, SeedUse | None]:
+        """A winnable-only deal from the player's seed pair (SPEC 1.8.2): the next nonce of
+        their current pair, and the first of its candidates `client:nonce:j`, j = 0, 1, ...,
+        that the solver certifies. The nonce is taken first, in a transaction of its own: one
+        whose certification fails is left unused (never dealt again)."""
+        if self.seeds is None:
+            return await self.winnable_code(rule, client), None
+        reserved = await self.seeds.reserve_now(player.id)
+        candidates = [reserved.code(rule, j) for j in range(WINNABLE_TRIES)]
+        j = await self.first_certified(candidates, client)
+        return candidates[j], replace(reserved.use, candidate=j)
 
     async def winnable_code(self, rule: Rule, client: Client) -> DealCode:
         """A random deal that the solver certifies winnable (with take-backs)."""

@@ -133,6 +133,24 @@ class Busy(Problem):
     title = "Conflict"
 
 
+class DailyInPlay(Problem):
+    """A game of a day's daily deal is dealt while the player's game of it is in play (SPEC
+    2.5): `rule` is `daily_in_play`."""
+
+    status = 409
+    slug = "conflict"
+    title = "Conflict"
+
+
+class SeedInUse(Problem):
+    """A rotation while a game the current seed pair dealt is in play (SPEC 1.8.2): revealing
+    the server seed would reveal that game's deal. `rule` is `seed_in_use`."""
+
+    status = 409
+    slug = "conflict"
+    title = "Conflict"
+
+
 class IdempotencyKeyReused(Problem):
     status = 422
     slug = "idempotency-key-reused"

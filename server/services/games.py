@@ -22,7 +22,6 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server import metrics
@@ -42,6 +41,7 @@ from server.engine.snapshot import dumps, loads
 from server.live.broker import Broker, LocalBroker
 from server.services.errors import (
     Busy,
+    DailyInPlay,
     Forbidden,
     IdempotencyKeyReused,
     MissingScope,
@@ -50,6 +50,7 @@ from server.services.errors import (
     VersionConflict,
 )
 from server.services.idempotency import fresh_since
+from server.services.seeds import SeedService, SeedUse
 from server.services.values import (
     MAX_ACTIONS,
     ActionRequest,
@@ -156,10 +157,15 @@ class GameService:
         committer: Committer,
         broker: Broker | None = None,
         clock: Clock = wall_clock_ms,
+        *,
+        seeds: SeedService | None = None,
     ) -> None:
         self.readers = readers
         self.writers = writers
         self.clock = clock
+        self.seeds = seeds
+        """The players' seed pairs that deal their random games (SPEC 1.8.2); without them
+        (a test's service alone) a random game is dealt from 128 bits of `secrets`."""
         self.committer = committer
         self.broker = broker if broker is not None else LocalBroker()
         self.cache = GameCache()
@@ -179,35 +185,63 @@ class GameService:
         *,
         secret: bool = False,
         daily: str | None = None,
+        seed: SeedUse | None = None,
     ) -> GameView:
-        """Deal a game: from `code`, or from a fresh secret RU2 code of `rule` (128 bits from
-        `secrets`). A code the player gave is *chosen* and shown from the start; a code the
-        server drew (`secret`, or none given) is a secret until the game reveals it (SPEC 2.3).
+        """Deal a game: from `code`, or from the player's seed pair (SPEC 1.8.2: the next nonce
+        of their current pair) as a secret RU2 code of `rule`. A code the player gave is
+        *chosen* and shown from the start; a code the server drew (`secret`, or none given) is a
+        secret until the game reveals it (SPEC 2.3); `seed` says which pair, nonce and candidate
+        dealt a winnable-only one.
+
         A daily game (`daily` = its UTC date) is ranked for the player's first attempt of that
         day only, and only for a player made before the day began; later ones are practice (a
-        unique index decides races)."""
-        if code is None:
-            code = DealCode(rule or Rule.CLASSIC, secrets.randbits(128), 2)
-            secret = True
-        game = Game.deal(code)
+        unique index decides races). A player has one game of a day's deal in play at a time
+        (SPEC 2.5): while one is active, another is `409` (rule `daily_in_play`), so that the
+        ranked game cannot wait while a practice one explores the deal."""
         now = self.clock()
-        row = new_game_row(player.id, code, game, now, secret=secret, daily=daily)
-        if daily is not None and player.created_ms >= day_start_ms(daily):
-            # A player made on the day plays the daily as practice (SPEC 2.5): a fresh account
-            # cannot solve it with hints and hand the line to another.
-            row = replace(row, practice=True)
-        try:
-            async with self.writers.begin() as session:
+        if code is None and self.seeds is not None:
+            await self.seeds.ensure(player.id)
+        async with self.writers.begin() as session:
+            if code is None:
+                code, seed = await self._seeded_code(session, player, rule or Rule.CLASSIC)
+                secret = True
+            elif seed is not None and self.seeds is not None:
+                await self.seeds.check_current(session, seed)
+            game = Game.deal(code)
+            row = new_game_row(player.id, code, game, now, secret=secret, daily=daily, seed=seed)
+            if daily is not None:
+                await self._check_daily(session, player, daily, code.rule)
+                if player.created_ms >= day_start_ms(daily):
+                    # A player made on the day plays the daily as practice (SPEC 2.5): a fresh
+                    # account cannot solve it with hints and hand the line to another.
+                    row = replace(row, practice=True)
+            if daily is None or row.practice:
                 await game_rows.insert_game(session, row)
-        except IntegrityError:
-            if daily is None:
-                raise
-            row = replace(row, practice=True)  # the player's ranked attempt of the day exists
-            async with self.writers.begin() as session:
+            elif not await game_rows.insert_ranked_daily(session, row):
+                # The player's ranked attempt of the day exists (it has ended: checked above).
+                row = replace(row, practice=True)
                 await game_rows.insert_game(session, row)
         view = GameView(row, player.name, game, now)
         self.cache.put(view)
         return view
+
+    async def _seeded_code(
+        self, session: AsyncSession, player: Principal, rule: Rule
+    ) -> tuple[DealCode, SeedUse | None]:
+        if self.seeds is None:
+            return DealCode(rule, secrets.randbits(128), 2), None
+        reserved = await self.seeds.reserve(session, player.id)
+        return reserved.code(rule), reserved.use
+
+    async def _check_daily(
+        self, session: AsyncSession, player: Principal, day: str, rule: Rule
+    ) -> None:
+        if await game_rows.daily_in_play(session, player.id, day, rule):
+            raise DailyInPlay(
+                f"Your game of the daily deal of {day} is still in play: finish it or give it up "
+                "before dealing the deal again.",
+                rule="daily_in_play",
+            )
 
     async def get_game(self, game_id: str, viewer: Principal | None = None) -> GameView:
         view = await self._read(game_id)
@@ -585,6 +619,7 @@ def new_game_row(
     race_id: str | None = None,
     starts_ms: int | None = None,
     deadline_ms: int | None = None,
+    seed: SeedUse | None = None,
 ) -> GameRecord:
     """The row of a game just dealt (`game`, of `code`) to a player at `now`: the one factory of
     a new game, for a game asked for (`GameService.create_game`) and a racer's (the start of a
@@ -617,6 +652,11 @@ def new_game_row(
         deadline_ms=deadline_ms,
         race_hidden=racing,
         active_ms=now,
+        seed_pair_id=seed.pair_id if seed else None,
+        seed_hash=seed.server_seed_hash if seed else None,
+        seed_client=seed.client_seed if seed else None,
+        seed_nonce=seed.nonce if seed else None,
+        seed_candidate=seed.candidate if seed else None,
     )
 
 

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from server.services.errors import Forbidden, InvalidInput, NameTaken, NotFound, WrongPassword
 from server.services.names import name_key
 from server.services.passwords import hash_password, verify_password
+from server.services.seeds import SeedService
 from server.services.sessions import SessionInfo, SessionService, require
 from server.services.values import Clock, Principal, wall_clock_ms
 from server.store import notices as notice_rows
@@ -62,11 +63,14 @@ class PlayerService:
         writers: async_sessionmaker[AsyncSession],
         sessions: SessionService,
         clock: Clock = wall_clock_ms,
+        *,
+        seeds: SeedService | None = None,
     ) -> None:
         self.readers = readers
         self.writers = writers
         self.sessions = sessions
         self.clock = clock
+        self.seeds = seeds
 
     async def create_player(
         self, name: str, password: str | None = None, label: str | None = None
@@ -88,6 +92,8 @@ class PlayerService:
                     **player_rows.DEFAULT_SETTINGS,
                 )
                 token, record = await self.sessions.add(session, player_id, label or "sign-up")
+                if self.seeds is not None:  # the first seed pairs (SPEC 1.8.2)
+                    await self.seeds.add_first_pairs(session, player_id)
         except IntegrityError:
             raise NameTaken(name) from None  # the unique index on name_key
         return NewPlayer(player_id, name, token, SessionInfo.of(record, record.id))

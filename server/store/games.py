@@ -17,8 +17,11 @@ from sqlalchemy import (
     insert,
     or_,
     select,
+    text,
     tuple_,
 )
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.engine import Rule, Status
@@ -28,7 +31,7 @@ from server.store.models import (
     MoveRow,
     Player,
 )
-from server.store.records import GAME_FIELDS, GameRecord, LoggedMove, game_record
+from server.store.records import GAME_FIELDS, GameRecord, LoggedMove, day_start_ms, game_record
 
 
 async def insert_game(session: AsyncSession, row: GameRecord) -> None:
@@ -36,6 +39,44 @@ async def insert_game(session: AsyncSession, row: GameRecord) -> None:
     await session.execute(
         insert(GameRow).values({name: getattr(row, name) for name in GAME_FIELDS})
     )
+
+
+async def insert_ranked_daily(session: AsyncSession, row: GameRecord) -> bool:
+    """Stores a ranked daily game unless the player's ranked attempt of that day and rule
+    exists (the unique index `ix_games_player_daily` decides): whether it was stored."""
+    values = {name: getattr(row, name) for name in GAME_FIELDS}
+    dialect = session.get_bind().dialect.name
+    make = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    query = (
+        make(GameRow)
+        .values(values)
+        .on_conflict_do_nothing(
+            index_elements=[GameRow.player_id, GameRow.daily, GameRow.rule],
+            # The index's own predicate, word for word (migration 0002).
+            index_where=text("daily IS NOT NULL AND practice = false"),
+        )
+        .returning(GameRow.id)
+    )
+    return (await session.execute(query)).first() is not None
+
+
+async def daily_in_play(session: AsyncSession, player_id: str, day: str, rule: str) -> bool:
+    """Whether the player has a game of the daily deal of `day` and `rule` still active (one
+    dealt on that day: the daily deal is dealt on its own day only)."""
+    start = day_start_ms(day)
+    query = (
+        select(GameRow.id)
+        .where(
+            GameRow.player_id == player_id,
+            GameRow.created_ms >= start,
+            GameRow.created_ms < start + 86_400_000,
+            GameRow.daily == day,
+            GameRow.rule == rule,
+            GameRow.status == "active",
+        )
+        .limit(1)
+    )
+    return (await session.execute(query)).first() is not None
 
 
 GAME_COLUMNS = [getattr(GameRow, name) for name in GAME_FIELDS]

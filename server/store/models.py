@@ -102,7 +102,10 @@ class OAuthCode(Base):
 
 class GameRow(Base):
     __tablename__ = "games"
-    __table_args__ = (Index("ix_games_player_created", "player_id", "created_ms"),)
+    __table_args__ = (
+        Index("ix_games_player_created", "player_id", "created_ms"),
+        Index("ix_games_seed_pair", "seed_pair_id", "status"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     player_id: Mapped[str] = mapped_column(ForeignKey("players.id"))

@@ -26,6 +26,7 @@ GAME_KEYS = {
     "ranked_score",
     "race_id",
     "timed_out",
+    "seed",
     "status",
     "player",
     "score",

@@ -301,6 +301,9 @@ ROUTES: list[tuple[str, str, str, Any]] = [
     ("account", "GET", "/api/v1/me/sessions", None),
     ("account", "PUT", "/api/v1/me/password", {"password": "another password"}),
     ("account", "GET", "/api/v1/me/export", None),
+    ("account", "GET", "/api/v1/me/seeds", None),
+    ("account", "PUT", "/api/v1/me/seeds", {"client_seed": "scoped"}),
+    ("account", "GET", "/api/v1/me/seeds/history", None),
     ("account", "DELETE", "/api/v1/me", None),
 ]
 
