@@ -404,14 +404,22 @@ async def wrk_games(base: str, paths: list[Path]) -> None:
         limit = asyncio.Semaphore(32)
 
         async def one() -> str:
-            async with (
-                limit,
-                session.post(
-                    f"{base}/api/v1/games", json={"code": "RU1-C-AAAAAFN"}, headers=auth
-                ) as response,
-            ):
-                game_id: str = (await response.json())["id"]
-                return game_id
+            # As a client does, a 503 (SQLite's write lock held past DATABASE_WAIT_S by the
+            # other creations) is retried after its Retry-After.
+            for _ in range(20):
+                async with (
+                    limit,
+                    session.post(
+                        f"{base}/api/v1/games", json={"code": "RU1-C-AAAAAFN"}, headers=auth
+                    ) as response,
+                ):
+                    body = await response.json()
+                    if response.status == 201:
+                        game_id: str = body["id"]
+                        return game_id
+                    wait = float(response.headers.get("Retry-After", "1"))
+                await asyncio.sleep(wait)
+            raise RuntimeError(f"a game could not be dealt: {response.status} {body}")
 
         for path in paths:
             ids = await asyncio.gather(*(one() for _ in range(WRK_GAMES)))
