@@ -4,6 +4,8 @@ axe-playwright-python package carries; nothing is fetched): no violation of impa
 
 from __future__ import annotations
 
+import time
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -39,8 +41,19 @@ def won(web_server: WebServer) -> dict[str, Any]:
     running = call(web_server, "POST", "/races", quick, player["token"])["id"]
     call(web_server, "POST", f"/races/{running}/join", {}, rival["token"])
     finished = call(web_server, "POST", "/races", quick, rival["token"])["id"]
-    games = call(web_server, "POST", f"/races/{finished}/join", {}, other["token"])["games"]
-    for racer in (rival, other):  # given up during the countdown: the race is over at once
+    joined = call(web_server, "POST", f"/races/{finished}/join", {}, other["token"])
+    games = joined["games"]
+    # After the countdown each racer makes a move (only racers who moved are rated, and the
+    # results show the rating changes), then gives up: the race is over at once.
+    wait = datetime.fromisoformat(joined["starts_at"]) - datetime.fromisoformat(joined["now"])
+    time.sleep(max(0.0, wait.total_seconds()) + 0.2)
+    for racer in (rival, other):
+        game_id = games[racer["id"]]
+        legal = call(web_server, "GET", f"/games/{game_id}/legal", token=racer["token"])
+        card, to = legal["moves"][0].split("-")
+        body = {"card": card, "to": to}
+        call(web_server, "POST", f"/games/{game_id}/moves", body, racer["token"])
+    for racer in (rival, other):
         call(web_server, "POST", f"/games/{games[racer['id']]}/abandon", {}, racer["token"])
     return {
         "player": player,

@@ -139,7 +139,12 @@ def test_two_players_race_each_other_through_the_page(
     race = call(web_server, "GET", f"/races/{race_id}")
     assert race["rule"] == "relaxed" and race["seats"] == 2 and race["time_limit_s"] == 300
     assert race["winnable"] is False and race["public"] is True
-    expect(page.locator("#race-commitment")).to_have_text(race["deal_commitment"])
+    # Open: the deal waits for every racer's seed; the server's seed is committed already.
+    assert race["deal_commitment"] is None and len(race["server_seed_hash"]) == 64
+    expect(page.locator("#race-commitment")).to_have_text(
+        "fixed when the race starts, from every racer's seed"
+    )
+    expect(page.locator("#race-seed-hash")).to_have_text(race["server_seed_hash"])
     expect(page.locator("#race-join")).to_be_hidden()
     # Starting alone: the server refuses, in its own words.
     page.click("#race-start")
@@ -200,6 +205,11 @@ def test_two_players_race_each_other_through_the_page(
         )
     for each in (page, second_page, spectator):
         expect(each.locator("#race-announce")).to_have_text("Go! The race has started.")
+    # The deal was fixed from both racers' seeds at the start: its commitment is shown now.
+    started = call(web_server, "GET", f"/races/{race_id}")
+    assert started["deal_commitment"] is not None
+    for each in (page, second_page, spectator):
+        expect(each.locator("#race-commitment")).to_have_text(started["deal_commitment"])
     move = legal_move(page, ana_table, games[ana["id"]])
     ana_table.play(move)
     for each in (page, second_page, spectator):
@@ -354,20 +364,15 @@ def test_the_race_board_ranks_racers_by_rating(page: Page, web_server: WebServer
     gus = sign_up(web_server, "Gus")
     race_id = race_of_two(web_server, fay, gus, "relaxed")
     race = call(web_server, "GET", f"/races/{race_id}")
-    # Gus plays a move once the countdown is over, then both give up: Gus is first.
+    # Once the countdown is over Gus plays a move, then Fay (only racers who moved are rated:
+    # SPEC 2.6.1), then both give up: Gus is first, by the earlier last action.
     time.sleep(max(0.0, seconds(race["starts_at"]) - seconds(race["now"])) + 0.2)
-    gus_game = race["games"][gus["id"]]
-    game = call(web_server, "GET", f"/games/{gus_game}", token=gus["token"])
-    cards = [card for column in game["tableau"] for card in column if card]
-    for card in cards:
-        path = f"/games/{gus_game}/targets?card={card}"
-        targets = call(web_server, "GET", path, token=gus["token"])["targets"]
-        if targets:
-            body = {"card": card, "to": targets[0]}
-            call(web_server, "POST", f"/games/{gus_game}/moves", body, gus["token"])
-            break
-    else:
-        raise AssertionError("no legal move")
+    for racer in (gus, fay):
+        game_id = race["games"][racer["id"]]
+        legal = call(web_server, "GET", f"/games/{game_id}/legal", token=racer["token"])
+        card, to = legal["moves"][0].split("-")
+        body = {"card": card, "to": to}
+        call(web_server, "POST", f"/games/{game_id}/moves", body, racer["token"])
     for player in (fay, gus):
         game_id = race["games"][player["id"]]
         call(web_server, "POST", f"/games/{game_id}/abandon", {}, player["token"])

@@ -17,6 +17,7 @@ import { formatDate, formatRating, formatTime } from "../lib/format.js";
 import { define, t } from "../lib/i18n.js";
 import { playerLink, playerName } from "../lib/players.js";
 import { refusalText } from "../lib/races.js";
+import { seedMatches, seededCode } from "../lib/seeds.js";
 import { ensurePlayer, player } from "../lib/session.js";
 import { LiveSocket } from "../lib/socket.js";
 import { el, problemText } from "../lib/ui.js";
@@ -56,6 +57,9 @@ define({
     "race.code": "Deal code",
     "race.code.hidden": "hidden until the race ends",
     "race.commitment": "Commitment (SHA-256 of the deal code)",
+    "race.commitment.pending": "fixed when the race starts, from every racer's seed",
+    "race.seed-hash": "Server seed (its SHA-256, committed at the race's creation)",
+    "race.seed.differs": "the revealed seeds do not give this code",
     "race.code.matches": "matches the commitment",
     "race.code.differs": "does not match the commitment",
     "race.players": "Players",
@@ -123,6 +127,9 @@ define({
     "race.code": "Codul împărțirii",
     "race.code.hidden": "ascuns până la sfârșitul cursei",
     "race.commitment": "Angajament (SHA-256 al codului împărțirii)",
+    "race.commitment.pending": "fixat la pornirea cursei, din sămânța fiecărui jucător",
+    "race.seed-hash": "Sămânța serverului (SHA-256 al ei, angajat la crearea cursei)",
+    "race.seed.differs": "semințele dezvăluite nu dau acest cod",
     "race.code.matches": "se potrivește cu angajamentul",
     "race.code.differs": "nu se potrivește cu angajamentul",
     "race.players": "Jucători",
@@ -190,6 +197,9 @@ define({
     "race.code": "קוד החלוקה",
     "race.code.hidden": "מוסתר עד סוף המרוץ",
     "race.commitment": "התחייבות (SHA-256 של קוד החלוקה)",
+    "race.commitment.pending": "נקבעת כשהמרוץ מתחיל, מהזרע של כל משתתף",
+    "race.seed-hash": "זרע השרת (ה-SHA-256 שלו, התחייבות מרגע יצירת המרוץ)",
+    "race.seed.differs": "הזרעים שנחשפו אינם נותנים את הקוד הזה",
     "race.code.matches": "מתאים להתחייבות",
     "race.code.differs": "אינו מתאים להתחייבות",
     "race.players": "שחקנים",
@@ -242,7 +252,9 @@ export async function mount(root, params) {
   const here = () => alive && params.current();
   let receivedAt = performance.now(); // when `race` arrived
   let serverAt = Date.parse(race.now); // the server's clock then
-  const firstCommitment = race.deal_commitment; // the commitment as first seen, for the end
+  // The commitment as first seen, for the end: fixed when the countdown begins (SPEC 1.8.2),
+  // null while the race is open.
+  let firstCommitment = race.deal_commitment;
   let playView = null; // the racer's own table, once it is drawn
   let mountedView = null; // the same, from the moment it is asked for
   let mounting = null;
@@ -282,9 +294,12 @@ export async function mount(root, params) {
     pair(t("race.created"), "", "race-created"),
     el("div", { class: "pair pair-code" }, el("dt", { text: t("race.code") }),
       el("dd", {}, codeOut, " ", codeCheck)),
+    el("div", { class: "pair pair-seed" }, el("dt", { text: t("race.seed-hash") }),
+      el("dd", {}, el("code", { id: "race-seed-hash", class: "hex", dir: "ltr",
+        text: race.server_seed_hash || "—" }))),
     el("div", { class: "pair pair-commitment" }, el("dt", { text: t("race.commitment") }),
       el("dd", {}, el("code", { id: "race-commitment", class: "hex", dir: "ltr",
-        text: firstCommitment }))));
+        text: firstCommitment || t("race.commitment.pending") }))));
 
   const playersList = el("ul", { id: "race-players", class: "race-players" });
   const joinButton = el("button", { type: "button", id: "race-join", class: "primary",
@@ -382,17 +397,34 @@ export async function mount(root, params) {
     value("race-listed").textContent =
       t(race.public ? "race.listed.public" : "race.listed.private");
     value("race-created").textContent = formatDate(race.created_at);
+    if (!firstCommitment && race.deal_commitment) {
+      firstCommitment = race.deal_commitment;
+      info.querySelector("#race-commitment").textContent = firstCommitment;
+    }
     codeOut.textContent = race.code || t("race.code.hidden");
     codeOut.dataset.hidden = race.code ? "false" : "true";
     if (race.code && checkedCode !== race.code) {
       checkedCode = race.code;
       // the revealed code against the commitment shown from the start, here in the page
-      sha256Hex(race.code).then((hash) => {
+      // and, for a race dealt from seeds, the revealed server seed against its hash and the
+      // HMAC over the racers' client seeds against the code (SPEC 1.8.2)
+      const seeded = async () => {
+        if (!race.server_seed_hash) return true; // a race made before seeds
+        if (!race.server_seed || !(await seedMatches(race.server_seed, race.server_seed_hash))) {
+          return false;
+        }
+        const letter = race.code.startsWith("RU2-R-") ? "R" : "C";
+        const made = await seededCode(race.server_seed, race, letter);
+        return made.code === race.code;
+      };
+      Promise.all([sha256Hex(race.code), seeded().catch(() => false)]).then(([hash, fromSeeds]) => {
         if (!here()) return;
-        const matches = hash === firstCommitment && race.deal_commitment === firstCommitment;
+        const committed = hash === firstCommitment && race.deal_commitment === firstCommitment;
+        const matches = committed && fromSeeds;
         codeCheck.dataset.state = matches ? "verified" : "failed";
+        const says = committed ? "race.seed.differs" : "race.code.differs";
         codeCheck.replaceChildren(el("span", { "aria-hidden": "true", text: matches ? "✓ " : "✗ " }),
-          t(matches ? "race.code.matches" : "race.code.differs"));
+          t(matches ? "race.code.matches" : says));
       });
     }
   }
