@@ -26,6 +26,7 @@ from server.api import (
 )
 from server.api import monitoring as api_metrics
 from server.api import pages as client
+from server.api import replicas as replica_reads
 from server.api.conditional import conditional
 from server.api.cors import setup_cors
 from server.api.limits import RateBudget, send_rate_headers
@@ -40,6 +41,7 @@ from server.keys import (
     NOTICES,
     PLAYERS,
     RACES,
+    REPLICAS,
     SEEDS,
     SERVICE,
     SESSIONS,
@@ -60,9 +62,10 @@ from server.services.secrets import CURSOR_SECRET, load_server_secret
 from server.services.seeds import SeedService, load_seed_box
 from server.services.sessions import SessionService
 from server.services.values import Clock, wall_clock_ms
-from server.settings import Settings
+from server.settings import Settings, SettingsError
 from server.store.commits import open_committer
 from server.store.db import make_engine, migrate_async, sessionmakers, snapshot_sessions
+from server.store.replicas import Replicas
 from server.store.sessions import TokenReader
 
 
@@ -75,6 +78,16 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     wait = settings.database_wait_s
     engine = make_engine(settings.database_url, wait_s=wait)
     readers, writers = sessionmakers(engine)
+    if settings.database_replica_urls and settings.is_sqlite:
+        raise SettingsError("DATABASE_REPLICA_URLS needs a PostgreSQL primary")
+    replicas = Replicas(
+        settings.database_replica_urls, max_lag_s=settings.replica_max_lag_s, wait_s=wait
+    )
+    await replicas.start()
+    app[REPLICAS] = replicas
+    # The lag-tolerant routes' reads go to a replica (server.api.replicas); all others here.
+    readers = replicas.route(readers)
+    snapshots = replicas.route(snapshot_sessions(engine))
     committer = await open_committer(settings.database_url, wait)
     broker = make_broker(settings.database_url, settings.broker_url)
     await broker.start()
@@ -106,7 +119,7 @@ async def database(app: web.Application) -> AsyncIterator[None]:
         app[SOLVER].first_certified,
         cursors,
         clock,
-        snapshots=snapshot_sessions(engine),
+        snapshots=snapshots,
         notices=app[NOTICES],
         seeds=app[SEEDS],
     )
@@ -124,6 +137,7 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     await broker.close()
     await committer.close()
     await tokens.close()
+    await replicas.close()
     await engine.dispose()
 
 
@@ -143,6 +157,7 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
     # The rate budget first: every request is charged before anything else reads it. The
     # conditional reads last, next to the handlers: they tag the answers the handlers made.
     middlewares: list[Middleware] = [budget.middleware(), problem_middleware, conditional]
+    middlewares.append(replica_reads.reads)  # innermost: it may read a request twice
     # Outside the budget: its 429s too are put in the asked language.
     middlewares.insert(0, language_middleware)
     # Before everything: the access log and the request metrics see every final status.
@@ -152,6 +167,7 @@ def create_app(settings: Settings, clock: Clock = wall_clock_ms) -> web.Applicat
     app[CLOCK] = clock
     app[BUDGET] = budget
     app.on_response_prepare.append(send_rate_headers)  # RateLimit-Policy, RateLimit
+    app.on_response_prepare.append(replica_reads.send_read_from)  # X-Read-From
     app.cleanup_ctx.append(rate_budget)
     app.cleanup_ctx.append(database)
     api_metrics.setup(app)  # after `database`: it follows the engine's pool

@@ -24,6 +24,7 @@ from server.services.seeds import SeedService
 from server.services.sessions import SessionService
 from server.services.values import Clock
 from server.settings import Settings
+from server.store.replicas import Replicas
 
 if TYPE_CHECKING:
     from aiohttp_sse import EventSourceResponse
@@ -46,6 +47,8 @@ SOLVER = web.AppKey("solver", SolverService)
 RACES = web.AppKey("races", RaceService)
 NOTICES = web.AppKey("notices", NoticeService)
 SEEDS = web.AppKey("seeds", SeedService)
+REPLICAS = web.AppKey("replicas", Replicas)
+"""The read replicas (`DATABASE_REPLICA_URLS`; none configured: every read on the primary)."""
 BUDGET: web.AppKey[RateBudget] = web.AppKey("rate_budget")
 CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("live_connections")
 """The open WebSocket connections of this process (closed at shutdown)."""

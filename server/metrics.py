@@ -63,6 +63,8 @@ class Metrics:
     solver_seconds: Histogram
     pool_in_use: Gauge
     rate_refusals: Counter
+    reads: Counter
+    replica_lag: Gauge
 
 
 @functools.cache
@@ -143,6 +145,22 @@ def metrics() -> Metrics:
             "rate_refusals",
             "Requests and connections refused by a rate budget or a cap, by kind.",
             ["kind"],
+            namespace=NAMESPACE,
+            registry=registry,
+        ),
+        reads=Counter(
+            "db_reads",
+            "Transactions of the lag-tolerant reads, by where they ran (primary, replica).",
+            ["target"],
+            namespace=NAMESPACE,
+            registry=registry,
+        ),
+        replica_lag=Gauge(
+            "replica_lag_seconds",
+            "Each read replica's lag as last checked (NaN: not answering), by its index in "
+            "DATABASE_REPLICA_URLS.",
+            ["replica"],
+            multiprocess_mode="livemax",
             namespace=NAMESPACE,
             registry=registry,
         ),
@@ -232,6 +250,20 @@ def pool_checked_out(delta: int) -> None:
 
 def pool_in_use(n: int) -> None:
     metrics().pool_in_use.set(n)
+
+
+READ_TARGETS: Final = frozenset({"primary", "replica"})
+
+
+def read_from(target: str) -> None:
+    """A transaction of a lag-tolerant read ran on `target`: `primary` or `replica`."""
+    metrics().reads.labels(target if target in READ_TARGETS else OTHER).inc()
+
+
+def replica_lag(replica: str, seconds: float) -> None:
+    """The replica `replica` (its index in DATABASE_REPLICA_URLS) lags `seconds` (NaN: it did
+    not answer)."""
+    metrics().replica_lag.labels(replica if replica.isdigit() else OTHER).set(seconds)
 
 
 # ---------------------------------------------------------------- exposition

@@ -16,6 +16,8 @@ DEFAULT_SIGNUP_LIMIT = 20
 DEFAULT_DATABASE_WAIT_S = 5.0
 """Seconds a request may wait for the database (SPEC 2.7 "Bounded waits"): a pool's checkout,
 SQLite's lock, a statement; then `503 database-unavailable`."""
+DEFAULT_REPLICA_MAX_LAG_S = 5.0
+"""Seconds a read replica may lag before its reads go elsewhere (SPEC 2.8 "Read replicas")."""
 DEFAULT_BODY_LIMIT = 256 * 1024
 """Bytes; enough for the replay of a very long game, small enough to refuse floods (413)."""
 
@@ -60,6 +62,11 @@ class Settings:
     """The longest a request waits for the database (`DATABASE_WAIT_S`, seconds): the pools'
     checkout, SQLite's busy timeout, every statement's timeout. Past it: `503`."""
     """`text` or `json` (`LOG_FORMAT`): the form of log lines, the access log's included."""
+    database_replica_urls: tuple[str, ...] = ()
+    """PostgreSQL streaming hot standbys of the primary (`DATABASE_REPLICA_URLS`, comma-separated)
+    that take the lag-tolerant reads (`server.store.replicas`); none with SQLite."""
+    replica_max_lag_s: float = DEFAULT_REPLICA_MAX_LAG_S
+    """A replica further behind than this (`REPLICA_MAX_LAG_S`, seconds) is skipped."""
 
     @property
     def async_database_url(self) -> str:
@@ -112,6 +119,24 @@ def _wait(text: str) -> float:
         raise SettingsError(f"DATABASE_WAIT_S {text!r} is not a number") from None
     if not math.isfinite(value) or not 0.1 <= value <= 600:
         raise SettingsError(f"DATABASE_WAIT_S {text!r}: expected 0.1 to 600 seconds")
+    return value
+
+
+def _replica_urls(text: str) -> tuple[str, ...]:
+    urls = tuple(url.strip() for url in text.split(",") if url.strip())
+    for url in urls:
+        if is_sqlite(url):  # async_url refuses anything but SQLite and PostgreSQL
+            raise SettingsError(f"DATABASE_REPLICA_URLS: {url!r} is not a postgresql:// URL")
+    return urls
+
+
+def _lag(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise SettingsError(f"REPLICA_MAX_LAG_S {text!r} is not a number") from None
+    if not math.isfinite(value) or not 0.1 <= value <= 3600:
+        raise SettingsError(f"REPLICA_MAX_LAG_S {text!r}: expected 0.1 to 3600 seconds")
     return value
 
 
@@ -171,7 +196,13 @@ def from_args(
         broker_url=env.get("BROKER_URL") or None,
         log_format=(env.get("LOG_FORMAT") or "text").lower(),
         database_wait_s=_wait(env.get("DATABASE_WAIT_S") or str(DEFAULT_DATABASE_WAIT_S)),
+        database_replica_urls=_replica_urls(env.get("DATABASE_REPLICA_URLS") or ""),
+        replica_max_lag_s=_lag(env.get("REPLICA_MAX_LAG_S") or str(DEFAULT_REPLICA_MAX_LAG_S)),
     )
+    if settings.database_replica_urls and settings.is_sqlite:
+        raise SettingsError(
+            "DATABASE_REPLICA_URLS needs a PostgreSQL primary: SQLite has no streaming replicas"
+        )
     if not settings.rate_limit_storage.startswith(("memory://", *REDIS_SCHEMES)):
         raise SettingsError(
             f"RATE_LIMIT_STORAGE {settings.rate_limit_storage!r}: expected memory:// or "

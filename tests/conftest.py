@@ -44,11 +44,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("CI is set but TEST_DATABASE_URL is not: PostgreSQL would not run")
 
 
-TIERS = {"processes": "processes", "web": "browser", "faults": "faults"}
+TIERS = {"processes": "processes", "web": "browser", "faults": "faults", "replicas": "replicas"}
 """The folders whose every test carries a tier's marker: `tests/processes/` starts real server
 processes (`processes`), `tests/web/` drives Chromium (`browser`), `tests/faults/` fails the
-database, Redis and server processes under players (`faults`). The fast tier is
-`pytest -m "not processes and not browser and not faults and not slow"` (the README)."""
+database, Redis and server processes under players (`faults`), `tests/replicas/` reads on a
+hot standby of its own (`replicas`). The fast tier is
+`pytest -m "not processes and not browser and not faults and not replicas and not slow"` (the
+README)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -39,6 +39,7 @@ EXPOSED_HEADERS = (
     "RateLimit-Policy",
     "WWW-Authenticate",
     "ETag",
+    "X-Read-From",
 )
 """What a page may read beside the CORS-safelisted response headers (`Content-Type` and the
 like): every header the API sends that a client acts on."""

@@ -14,9 +14,10 @@ from server.api.render import (
     replay_json,
     verification_json,
 )
+from server.api.replicas import on_primary
 from server.api.schemas import ReplayIn, path_id
 from server.api.seeding import seeds_of
-from server.engine import DealCode
+from server.engine import DealCode, Status
 from server.keys import SOLVER
 from server.services.deals import SolverService
 from server.services.values import MOVE_PAGE_MAX
@@ -35,6 +36,8 @@ async def download(request: web.Request) -> web.Response:
     who = await viewer(request)
     games = service(request)
     view = await games.get_game(game_id, who)
+    if view.row.status is Status.ACTIVE and on_primary(request):
+        view = await games.get_game(game_id, who)  # a game in play: read where it is played
     over = await heavy.charge(request, view.row.version)
     if over is not None:
         return over

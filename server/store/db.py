@@ -37,7 +37,11 @@ CHANNEL = "solitaire_events"
 
 
 def make_engine(
-    url: str, *, pool_size: int = 10, wait_s: float = DEFAULT_DATABASE_WAIT_S
+    url: str,
+    *,
+    pool_size: int = 10,
+    wait_s: float = DEFAULT_DATABASE_WAIT_S,
+    application_name: str | None = None,
 ) -> AsyncEngine:
     """An async engine for a user-facing database URL (sqlite:/// or postgresql://).
 
@@ -46,7 +50,8 @@ def make_engine(
     `command_timeout`, and the server's own `statement_timeout` besides, so that a statement the
     client gave up on does not go on holding its locks). A connection that meets a fault
     (`server.store.faults.unavailable`) is dropped, with every other connection the pool had
-    when it happened: none of them is handed out again (`_drop_faulty`)."""
+    when it happened: none of them is handed out again (`_drop_faulty`). `application_name`
+    names its PostgreSQL sessions (`pg_stat_activity`: the replicas' readers)."""
     full = async_url(url)
     if is_sqlite(url):
         engine = create_async_engine(
@@ -54,13 +59,16 @@ def make_engine(
         )
         _configure_sqlite(engine, wait_s)
     else:
+        connect_args = asyncpg_timeouts(wait_s)
+        if application_name is not None:
+            connect_args["server_settings"]["application_name"] = application_name
         engine = create_async_engine(
             full,
             pool_size=pool_size,
             max_overflow=pool_size,
             pool_pre_ping=False,
             pool_timeout=wait_s,
-            connect_args=asyncpg_timeouts(wait_s),
+            connect_args=connect_args,
         )
     _drop_faulty(engine)
     return engine
