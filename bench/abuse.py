@@ -226,6 +226,8 @@ FLOOD_TOKENS = 4
 DRAIN_MAX_S = 20.0
 SETTLE_MAX_S = 10.0
 SEED_REVISION = "0008"
+FILL_FIELDS = tuple(name for name in GAME_FIELDS if not name.startswith("seed_"))
+"""The games' columns at SEED_REVISION (the seed columns came with 0011)."""
 """The schema the histories are written into (before the statistics table of issue 21): the
 migrations after it find the games as if they had been played."""
 DAY_MS = 86_400_000
@@ -539,8 +541,8 @@ def fill_rows(rng: random.Random) -> tuple[Fill, Seeded]:
     made = templates(now)
     # The big player's games, one every 30 s or so back from now, oldest first: each a
     # template's row with its own id, player and times.
-    rows = [[plain(getattr(t, name)) for name in GAME_FIELDS] for t in made]
-    at = {name: GAME_FIELDS.index(name) for name in GAME_FIELDS}
+    rows = [[plain(getattr(t, name)) for name in FILL_FIELDS] for t in made]
+    at = {name: FILL_FIELDS.index(name) for name in FILL_FIELDS}
     moment = now - BIG_GAMES * 30_000
     for _ in range(BIG_GAMES):
         values = rows[rng.randrange(len(rows))].copy()
@@ -580,7 +582,7 @@ def fill_rows(rng: random.Random) -> tuple[Fill, Seeded]:
             active_ms=finished,
         )
         long_games.append(row.id)
-        games.append(tuple(plain(getattr(row, name)) for name in GAME_FIELDS))
+        games.append(tuple(plain(getattr(row, name)) for name in FILL_FIELDS))
         moves += [
             (row.id, seq, text, score, began + 650 * seq)
             for seq, (text, score) in enumerate(log, 1)
@@ -589,7 +591,7 @@ def fill_rows(rng: random.Random) -> tuple[Fill, Seeded]:
         {
             "players": player_columns,
             "sessions": session_columns,
-            "games": list(GAME_FIELDS),
+            "games": list(FILL_FIELDS),
             "moves": ["game_id", "seq", "move", "score", "at_ms"],
         },
         {"players": players, "sessions": sessions, "games": games, "moves": moves},
