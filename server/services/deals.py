@@ -392,8 +392,9 @@ class SolverService:
         `(day, deal_commitment)` in date order, never a code (SPEC 1.8.2). Each is the stored
         deal of its day, drawn ahead by the background draw (`draw_ahead`), so it is the deal
         that day will deal. A day not drawn yet (a server just started, its first round still to
-        come) is not waited for: its draw is started and the answer is `WorkBusy` (`503` with
-        `Retry-After`)."""
+        come) is drawn now, as `daily_code` draws today's: the request waits for the draws at
+        most DAILY_WAIT seconds in all, then is answered `WorkBusy` (`503` with `Retry-After`)
+        while they go on."""
         days = days_after(utc_day(self.clock()), AHEAD_DAYS)[1:]
         missing = [day for day in days if (day, rule) not in self._daily]
         if missing:
@@ -403,8 +404,12 @@ class SolverService:
                 self._daily[(day, rule)] = code
         missing = [day for day in days if (day, rule) not in self._daily]
         if missing:
-            for day in missing:
-                self._draw_task(day, rule)
+            draws = [asyncio.shield(self._draw_task(day, rule)) for day in missing]
+            # Still drawing past the wait (or a draw failed: drawn again by the next ask).
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.gather(*draws), DAILY_WAIT)
+        missing = [day for day in days if (day, rule) not in self._daily]
+        if missing:
             raise WorkBusy(f"The daily deal of {missing[0]} is still being drawn; try again.")
         return [(day, DealCode.parse(self._daily[(day, rule)]).commitment) for day in days]
 

@@ -45,12 +45,12 @@ async def test_the_commitments_of_the_coming_week_are_those_of_its_deals(
     clock: Clock,
     db: Db,
 ) -> None:
-    # Nothing is drawn yet (the first round of the background draw is a minute away): `503`
-    # with Retry-After, at once, not a long wait.
-    response = await timed.get(UPCOMING)
-    assert response.headers.get("Retry-After"), response.headers
-    body = await problem(response, 503)
-    assert body["type"].endswith("/problems/solver-unavailable"), body
+    # Nothing is drawn yet (the first round of the background draw is a minute away): the
+    # request draws the week of its rule, as a request for today's deal draws it.
+    first = await upcoming(tapi, "relaxed")
+    for day in WEEK:
+        assert await db.daily_deal(day, "relaxed", draw=False) is not None, day
+        assert await db.daily_deal(day, "classic", draw=False) is None, day
 
     # One round of the background draw: today and the 7 days after it, both rules.
     await timed.app[SOLVER].draw_ahead()
@@ -61,6 +61,7 @@ async def test_the_commitments_of_the_coming_week_are_those_of_its_deals(
     classic = await upcoming(tapi)
     assert classic == await upcoming(tapi, "classic")
     relaxed = await upcoming(tapi, "relaxed")
+    assert relaxed == first, "the round kept the deals the request drew"
     for rule, listed in (("classic", classic), ("relaxed", relaxed)):
         assert set(listed) == {"rule", "days"} and listed["rule"] == rule, listed
         assert [d["date"] for d in listed["days"]] == WEEK, listed
@@ -88,10 +89,9 @@ async def test_the_commitments_of_the_coming_week_are_those_of_its_deals(
             assert daily["date"] == day and daily["code"] is None, daily
             assert daily["deal_commitment"] == listed["days"][k - 1]["deal_commitment"]
             assert await tapi.get(f"/api/v1/daily?rule={rule}&date={day}") == daily
-    # On the 22nd, the list runs to the 29th: the days not drawn yet are `503`, until the
-    # next round draws them; the days already listed keep their commitments.
-    await problem(await timed.get(UPCOMING), 503)
-    await timed.app[SOLVER].draw_ahead()
+    # On the 22nd, the list runs to the 29th: the day not drawn yet is drawn by the request;
+    # the days already listed keep their commitments.
+    assert await db.daily_deal("2030-05-29", "classic", draw=False) is None
     later = await upcoming(tapi)
     assert [d["date"] for d in later["days"]] == [f"2030-05-{day}" for day in range(23, 30)]
     clock.now = ms(2030, 5, 23, 0, 0, 0)
@@ -105,20 +105,25 @@ async def test_the_background_draw_runs_by_itself(
     settings: Settings,
     clock: Clock,
     monkeypatch: pytest.MonkeyPatch,
+    db: Db,
 ) -> None:
-    """Started with the app: its first round (here at once) draws the week, with no request."""
+    """Started with the app: its first round (here at once) draws the week of both rules, with
+    no request asking."""
     monkeypatch.setattr(deals, "DRAW_AHEAD_FIRST_S", 0.0)
     tapi = Api(await clocked_client(aiohttp_client, settings, clock))
     loop = asyncio.get_running_loop()
     until = loop.time() + 30
     while True:
-        response = await tapi.client.get(UPCOMING + "?rule=relaxed")
-        if response.status == 200:
+        drawn = [
+            await db.daily_deal(day, rule, draw=False)
+            for day in [TODAY, *WEEK]
+            for rule in ("classic", "relaxed")
+        ]
+        if all(code is not None for code in drawn):
             break
-        assert response.status == 503, await response.text()
         assert loop.time() < until, "the background draw did not draw the week"
         await asyncio.sleep(0.1)
-    body = await response.json()
+    body = await upcoming(tapi, "relaxed")
     assert [d["date"] for d in body["days"]] == WEEK, body
 
 
