@@ -48,6 +48,7 @@ from server.engine.codes import DealCode
 from server.engine.errors import NotationError
 from server.engine.replay import verify_replay
 from server.engine.seeds import game_message, race_message, seed_hash, seeded_code
+from server.engine.solver import SolveStatus, solve_deal
 
 REPLAY_FORMAT: Final = "russian-solitaire-replay"
 EXPORT_FORMAT: Final = "russian-solitaire-export"
@@ -184,8 +185,11 @@ def games_of(where: str, doc: Any) -> Iterator[tuple[str, Any]]:
 class Seeds:
     """Revealed server seeds by the hash that committed them."""
 
-    def __init__(self) -> None:
+    def __init__(self, search: bool = True) -> None:
         self.by_hash: dict[str, str] = {}
+        self.search = search
+        """Whether a winnable-only deal's earlier candidates are searched again (`--no-search`
+        leaves that check out: the solver can take seconds a candidate)."""
 
     def add(self, where: str, entries: list[Any]) -> None:
         for entry in entries:
@@ -300,6 +304,46 @@ def check_seed(report: Report, doc: dict[str, Any], code: DealCode | None, seeds
         report.add(dealt, OK, f"HMAC-SHA256(server seed, {shown}) gives {code}")
     else:
         report.add(dealt, FAILED, f"HMAC-SHA256(server seed, {shown}) gives {expected}, not {code}")
+        return
+    if candidate is not None and seeds.search:
+        check_first_certified(report, key, candidate, code, race, seed)
+    elif candidate is not None:
+        report.add("first certified", NOT_MADE, "the earlier candidates were not searched")
+
+
+CERTIFY_NODES: Final = 60_000
+"""The node budget the server certifies a winnable-only deal with (`DEAL_NODES` of
+`server.services.deals`; the solver is deterministic, so the same budget gives the same
+verdicts here)."""
+
+
+def check_first_certified(
+    report: Report, key: bytes, candidate: int, code: DealCode, race: bool, seed: dict[str, Any]
+) -> None:
+    """A winnable-only deal is the *first* candidate the solver certifies (SPEC 1.8.2): the
+    earlier ones, searched again here with the server's budget, must not be certified, or the
+    server could have picked among candidates."""
+    for j in range(candidate):
+        if race:
+            message = race_message(seed["client_seeds"], j)
+        else:
+            message = game_message(seed["client_seed"], seed["nonce"], j)
+        earlier = seeded_code(key, message, code.rule)
+        verdict = solve_deal(earlier, take_backs=True, max_nodes=CERTIFY_NODES)
+        if verdict.status is SolveStatus.WINNABLE:
+            report.add(
+                "first certified",
+                FAILED,
+                f"candidate {j} ({earlier}) is certified winnable too: "
+                f"{candidate} was not the first",
+            )
+            return
+    report.add(
+        "first certified",
+        OK,
+        f"candidate {candidate} is the first the solver certifies"
+        + (f" (candidates 0 to {candidate - 1} are not)" if candidate else ""),
+    )
 
 
 def first_difference(shown: Any, dealt: list[list[str]]) -> str:
@@ -451,6 +495,11 @@ def parser() -> argparse.ArgumentParser:
         help="a replay (JSON), an NDJSON export, an account export, or - for standard input",
     )
     parser.add_argument(
+        "--no-search",
+        action="store_true",
+        help="do not search a winnable-only deal's earlier candidates again with the solver",
+    )
+    parser.add_argument(
         "--seeds",
         action="append",
         default=[],
@@ -463,7 +512,7 @@ def parser() -> argparse.ArgumentParser:
 def run(argv: Sequence[str] | None = None, out: Any = None) -> int:
     out = out if out is not None else sys.stdout
     args = parser().parse_args(argv)
-    seeds = Seeds()
+    seeds = Seeds(search=not args.no_search)
     games: list[tuple[str, Any]] = []
     try:
         for name in args.seeds:

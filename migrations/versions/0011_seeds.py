@@ -69,6 +69,8 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_column("race_players", "rated")
+    # An open race has no code before 0011's start: it is cancelled (no games, no ratings).
+    op.execute("UPDATE races SET status = 'cancelled' WHERE code IS NULL AND status = 'open'")
     op.execute("UPDATE races SET code = '' WHERE code IS NULL")
     with op.batch_alter_table("races") as batch:
         batch.drop_column("candidate")

@@ -21,6 +21,7 @@ from aiohttp import web
 
 from server.api.problems import Handler
 from server.keys import REPLICAS
+from server.services.errors import NotFound
 from server.store.faults import unavailable
 from server.store.replicas import CURRENT, Reads
 
@@ -60,6 +61,12 @@ async def reads(request: web.Request, handler: Handler) -> web.StreamResponse:
     token = CURRENT.set(where)
     try:
         try:
+            return await handler(request)
+        except NotFound:
+            # A row made a moment ago (the player's own new game, a new player) that the
+            # replica has not replayed yet: asked again on the primary, not answered 404.
+            if request.get(STARTED, False) or not where.on_primary():
+                raise
             return await handler(request)
         except Exception as exc:
             replica = where.replica

@@ -63,6 +63,7 @@ from server.services.values import (
     wall_clock_ms,
 )
 from server.store import games as game_rows
+from server.store import seeds as seed_rows
 from server.store import stats as stats_rows
 from server.store.commits import (
     Committer,
@@ -236,6 +237,8 @@ class GameService:
     async def _check_daily(
         self, session: AsyncSession, player: Principal, day: str, rule: Rule
     ) -> None:
+        # The player's row locked first: two daily deals asked at once check one at a time.
+        await seed_rows.lock_player(session, player.id)
         if await game_rows.daily_in_play(session, player.id, day, rule):
             raise DailyInPlay(
                 f"Your game of the daily deal of {day} is still in play: finish it or give it up "

@@ -50,6 +50,7 @@ from server.services.errors import Busy, InvalidInput, SeedInUse
 from server.services.secrets import load_server_secret
 from server.services.sessions import require
 from server.services.values import Clock, Principal, wall_clock_ms
+from server.settings import SettingsError
 from server.store import seeds as rows
 from server.store.seeds import CURRENT, NEXT, PairRecord
 
@@ -102,11 +103,26 @@ class SeedBox:
 async def load_seed_box(
     writers: async_sessionmaker[AsyncSession], seed_key: str | None, clock: Clock = wall_clock_ms
 ) -> SeedBox:
-    """The box of `SEED_KEY`, else of the key kept in `server_secrets`."""
+    """The box of `SEED_KEY`, else of the key kept in `server_secrets`; checked on a sealed
+    seed of the database, so that a key that is not the one the seeds were sealed with (a
+    `SEED_KEY` set on a deployment that began without it, say) stops the server at its start
+    with a clear message rather than failing every seeded game and race later."""
     if seed_key:
-        return SeedBox(SeedBox.key_of(seed_key))
-    stored = await load_server_secret(writers, SEED_KEY, clock)
-    return SeedBox(SeedBox.key_of(stored.decode()))
+        box = SeedBox(SeedBox.key_of(seed_key))
+    else:
+        stored = await load_server_secret(writers, SEED_KEY, clock)
+        box = SeedBox(SeedBox.key_of(stored.decode()))
+    async with writers.begin() as session:
+        sample = await rows.any_sealed(session)
+    if sample is not None:
+        try:
+            box.open(*sample)
+        except ValueError:
+            raise SettingsError(
+                "SEED_KEY does not open the server seeds stored in the database: they were "
+                "sealed with another key (the one kept in the database when SEED_KEY was unset)"
+            ) from None
+    return box
 
 
 def new_server_seed() -> bytes:

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import delete, insert, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.store.models import GameRow, OAuthCode, Player, Rating, SessionRow
+from server.store.models import GameRow, OAuthCode, Player, Rating, SeedPair, SessionRow
 
 DEFAULT_SETTINGS = {
     "double_click": True,
@@ -41,8 +41,10 @@ async def player_by_name_key(session: AsyncSession, key: str) -> Player | None:
 
 async def erase_player(session: AsyncSession, player_id: str, now_ms: int) -> list[str]:
     """Erases what identifies the player (SPEC 2.2.2): their name (free again), password,
-    settings (back to the defaults), sessions, OAuth codes and ratings; their games stay,
-    made practice so that no board ranks them. The ids of the sessions that ended."""
+    settings (back to the defaults), sessions, OAuth codes, ratings and seed pairs (a client
+    seed is free text of the player's: their games keep no seed either, so their replays say
+    `seed: null`); their games stay, made practice so that no board ranks them. The ids of the
+    sessions that ended."""
     await session.execute(
         update(Player)
         .where(Player.id == player_id)
@@ -62,5 +64,17 @@ async def erase_player(session: AsyncSession, player_id: str, now_ms: int) -> li
     await session.execute(delete(Rating).where(Rating.player_id == player_id))
     await session.execute(
         update(GameRow).where(GameRow.player_id == player_id).values(practice=true())
+    )
+    await session.execute(delete(SeedPair).where(SeedPair.player_id == player_id))
+    await session.execute(
+        update(GameRow)
+        .where(GameRow.player_id == player_id, GameRow.seed_pair_id.is_not(None))
+        .values(
+            seed_pair_id=None,
+            seed_hash=None,
+            seed_client=None,
+            seed_nonce=None,
+            seed_candidate=None,
+        )
     )
     return ended

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.store.models import GameRow, Player, SeedPair
+from server.store.models import GameRow, Player, Race, SeedPair
 
 CURRENT = "current"
 NEXT = "next"
@@ -62,8 +62,12 @@ async def insert_pair(session: AsyncSession, **values: Any) -> None:
 
 
 async def lock_player(session: AsyncSession, player_id: str) -> None:
-    """Locks the player's row (PostgreSQL; SQLite's writers are one at a time)."""
-    await session.execute(select(Player.id).where(Player.id == player_id).with_for_update())
+    """Locks the player's row (PostgreSQL; SQLite's writers are one at a time): FOR NO KEY
+    UPDATE, which other transactions' foreign-key checks (a game dealt to the player, whose
+    transaction holds their seed pair's row) do not wait for, so the two cannot deadlock."""
+    await session.execute(
+        select(Player.id).where(Player.id == player_id).with_for_update(key_share=True)
+    )
 
 
 async def live_pairs(
@@ -153,3 +157,22 @@ async def pair_state(session: AsyncSession, pair_id: str) -> str | None:
     """The pair's state, its row locked (PostgreSQL) until the transaction ends."""
     query = select(SeedPair.state).where(SeedPair.id == pair_id).with_for_update()
     return await session.scalar(query)
+
+
+async def any_sealed(session: AsyncSession) -> tuple[str, str] | None:
+    """One sealed server seed and its hash (a pair's, else a race's), to check a key on."""
+    pair = (
+        await session.execute(select(SeedPair.server_seed, SeedPair.server_seed_hash).limit(1))
+    ).first()
+    if pair is not None:
+        return pair[0], pair[1]
+    race = (
+        await session.execute(
+            select(Race.server_seed, Race.server_seed_hash)
+            .where(Race.server_seed.is_not(None))
+            .limit(1)
+        )
+    ).first()
+    if race is None or race[0] is None or race[1] is None:
+        return None
+    return race[0], race[1]

@@ -23,8 +23,9 @@ from server.engine import Rule
 from server.engine.seeds import game_message, seed_hash, seeded_code
 from server.engine.solver import SolveStatus, solve_deal
 from server.services.deals import DEAL_NODES
-from server.settings import Settings
-from server.store.db import make_engine
+from server.services.seeds import load_seed_box
+from server.settings import Settings, SettingsError
+from server.store.db import make_engine, sessionmakers
 from server.store.models import GameRow, SeedPair, ServerSecret
 from tests.api.boards_helpers import DAY, Clock
 from tests.api.helpers import problem
@@ -319,3 +320,66 @@ async def test_one_game_of_the_daily_deal_in_play_at_a_time(
     board = await api.get(f"/api/v1/leaderboards?daily={ranked['daily']}&rule=classic")
     assert [e["game_id"] for e in board["entries"]] == [ranked["id"]]
     assert ranked["code"] is None and practice["code"] is None, "secret for the day"
+
+
+async def test_daily_deals_asked_at_once_leave_one_in_play(
+    settings: Settings, aiohttp_client: ClientFactory
+) -> None:
+    """Two daily deals asked at the same moment (PostgreSQL's writers do not take turns): one
+    game is dealt, the other is `409 daily_in_play`, never a ranked and a practice game of the
+    same deal in play together."""
+    clock = Clock()
+    api = Api(await aiohttp_client(create_app(settings, clock=clock)))
+    _, auth = await api.player()
+    clock.now += DAY
+    await api.game(auth, daily=True, rule="relaxed")  # the day's deal drawn beforehand
+    for _ in range(3):
+        answers = await asyncio.gather(
+            *(
+                api.client.post("/api/v1/games", json={"daily": True}, headers=auth)
+                for _ in range(4)
+            )
+        )
+        statuses = sorted(r.status for r in answers)
+        assert statuses == [201, 409, 409, 409], statuses
+        made = next(r for r in answers if r.status == 201)
+        game = await made.json()
+        await api.client.post(f"/api/v1/games/{game['id']}/abandon", headers=auth)
+
+
+async def test_an_erased_account_keeps_no_seed(api: Api, database_url: str) -> None:
+    """SPEC 2.2.2: the seeds are erased with the account, and its games keep none (a client
+    seed is the player's own text)."""
+    _, auth = await api.player()
+    await rotate(api, auth, "my name is Ana")
+    game = await finished(api, auth)
+    assert game["seed"]["client_seed"] == "my name is Ana"
+    response = await api.client.delete("/api/v1/me", json={}, headers=auth)
+    assert response.status == 204, await response.text()
+    replay = await api.get(f"/api/v1/games/{game['id']}/replay")
+    assert replay["seed"] is None and "my name is Ana" not in repr(replay)
+    engine = make_engine(database_url, pool_size=1)
+    try:
+        async with engine.connect() as connection:
+            pairs = (await connection.execute(select(SeedPair))).all()
+            games = (await connection.execute(select(GameRow))).all()
+    finally:
+        await engine.dispose()
+    assert pairs == [] and "my name is Ana" not in repr(games)
+
+
+async def test_a_seed_key_that_does_not_open_the_seeds_stops_the_start(
+    settings: Settings, aiohttp_client: ClientFactory
+) -> None:
+    """SEED_KEY set on a database whose seeds were sealed with the stored key: the app does not
+    start (rather than failing every seeded game later), and says why."""
+    api = Api(await aiohttp_client(create_app(settings)))
+    await api.player()  # seeds sealed with the key kept in the database
+    engine = make_engine(settings.database_url, pool_size=1)
+    try:
+        _, writers = sessionmakers(engine)
+        with pytest.raises(SettingsError, match="SEED_KEY does not open"):
+            await load_seed_box(writers, "cd" * 32)
+        assert await load_seed_box(writers, None)  # the stored key opens them
+    finally:
+        await engine.dispose()

@@ -170,6 +170,18 @@ async def test_a_game_in_play_reads_on_the_primary_even_with_the_replica_paused(
         assert replay.status == 200, await replay.text()
         assert replay.headers.get("X-Read-From") == "primary"
         assert len((await replay.json())["actions"]) == 12
+        # A game and a player made while the standby is paused are not on it yet: their
+        # lag-tolerant reads are asked again on the primary rather than answered 404.
+        fresh = await api.game(auth, code=WON["code"])
+        abandoned = await client.post(f"/api/v1/games/{fresh['id']}/abandon", headers=auth)
+        assert abandoned.status == 200
+        replay = await client.get(f"/api/v1/games/{fresh['id']}/replay")
+        assert replay.status == 200, await replay.text()
+        assert replay.headers.get("X-Read-From") == "primary"
+        newcomer, _ = await api.player()
+        stats = await client.get(f"/api/v1/players/{newcomer}/stats")
+        assert stats.status == 200, await stats.text()
+        assert stats.headers.get("X-Read-From") == "primary"
     finally:
         await databases.pair.standby.resume()
 
