@@ -28,9 +28,9 @@ from server.services.notices import KEEP, KINDS
 from server.store.models import Race, Rating
 from tests.api.boards_helpers import Clock
 from tests.api.helpers import Player, action_body, new_player, parse_iso
-from tests.api.test_races import CARD_STRINGS, Db, Socket, client, clock, code_forms, db
+from tests.api.test_races import CARD_STRINGS, Db, Socket, client, code_forms, db
 
-__all__ = ["client", "clock", "db"]  # the fixtures
+__all__ = ["client", "db"]  # the fixtures (`clock` is tests/api/conftest.py's)
 
 SETTLE_S = 4.0
 MODEL = PlackettLuce()

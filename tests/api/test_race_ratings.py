@@ -15,13 +15,10 @@ from aiohttp.test_utils import TestClient
 from openskill.models import PlackettLuce
 from sqlalchemy import select
 
-from server.app import create_app
-from server.settings import Settings
 from server.store.models import RacePlayer
-from tests.api.boards_helpers import HOUR, NOW, Clock, get_page
+from tests.api.boards_helpers import HOUR, Clock, get_page
 from tests.api.helpers import Player, line_of, new_player
 from tests.api.test_races import COUNTDOWN_MS, SETTLE_S, Db, act
-from tests.conftest import ClientFactory
 
 MODEL = PlackettLuce()
 MINUTE = 60_000
@@ -45,15 +42,10 @@ async def db(database_url: str) -> AsyncIterator[Ratings]:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
-
-
-@pytest.fixture
-async def client(
-    settings: Settings, clock: Clock, aiohttp_client: ClientFactory
-) -> TestClient[Any, Any]:
-    return await aiohttp_client(create_app(settings, clock=clock))
+def client(timed: TestClient[Any, Any]) -> TestClient[Any, Any]:
+    """The app of `timed` (tests/api/conftest.py): every service, the race service and its
+    tick included, reads the test's `clock`."""
+    return timed
 
 
 async def abandon(client: TestClient[Any, Any], player: Player, game_id: str) -> None:

@@ -28,19 +28,16 @@ from aiohttp.test_utils import TestClient
 from sqlalchemy import insert, select
 
 import server.services.races.lobby
-from server.app import create_app
 from server.engine import DealCode, Rule, commitment
 from server.engine.seeds import race_message, seeded_code
 from server.engine.solver import SolveStatus, solve_deal
 from server.keys import RACES, SOLVER
 from server.services.deals import DEAL_NODES
 from server.services.workers import Client
-from server.settings import Settings
 from server.store.db import make_engine
 from server.store.models import Race, RacePlayer
-from tests.api.boards_helpers import NOW, Clock, get_page
+from tests.api.boards_helpers import NOW, get_page
 from tests.api.helpers import Player, new_player, problem
-from tests.conftest import ClientFactory
 
 COUNTDOWN_MS = 5_000
 
@@ -76,15 +73,10 @@ async def db(database_url: str) -> AsyncIterator[Db]:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
-
-
-@pytest.fixture
-async def client(
-    settings: Settings, clock: Clock, aiohttp_client: ClientFactory
-) -> TestClient[Any, Any]:
-    return await aiohttp_client(create_app(settings, clock=clock))
+def client(timed: TestClient[Any, Any]) -> TestClient[Any, Any]:
+    """The app of `timed` (tests/api/conftest.py): every service, the race service and its
+    tick included, reads the test's `clock`."""
+    return timed
 
 
 class Seen:

@@ -37,13 +37,11 @@ from aiohttp.test_utils import TestClient
 from openskill.models import PlackettLuce
 from sqlalchemy import func, select
 
-from server.app import create_app
 from server.engine import CARDS, DealCode, Rule, card_text, commitment
 from server.engine import seeds as hmac_seeds
 from server.engine.cards import FOUNDATION
 from server.engine.solver import SolveStatus, solve_deal
 from server.keys import RACES, SEEDS
-from server.settings import Settings
 from server.store.db import make_engine
 from server.store.models import MoveRow, Race, RacePlayer, Rating
 from tests.api.boards_helpers import NOW, Clock, get_page
@@ -56,7 +54,6 @@ from tests.api.helpers import (
     parse_iso,
     problem,
 )
-from tests.conftest import ClientFactory
 
 LIVE = "/api/v1/live"
 SUBPROTOCOL = "solitaire.v1"
@@ -165,19 +162,10 @@ async def db(database_url: str) -> AsyncIterator[Db]:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
-
-
-@pytest.fixture
-async def client(
-    settings: Settings, clock: Clock, aiohttp_client: ClientFactory
-) -> TestClient[Any, Any]:
-    """A client of an app whose every service, the race service included, reads `clock`.
-
-    `settings` (and so the database) comes first: fixtures are torn down in the reverse order,
-    so the app (and its race tick) is closed before its database is dropped."""
-    return await aiohttp_client(create_app(settings, clock=clock))
+def client(timed: TestClient[Any, Any]) -> TestClient[Any, Any]:
+    """The app of `timed` (tests/api/conftest.py): every service, the race service and its
+    tick included, reads the test's `clock`."""
+    return timed
 
 
 async def players(client: TestClient[Any, Any], *names: str) -> list[Player]:

@@ -27,10 +27,8 @@ import pytest
 from aiohttp.test_utils import TestClient
 from sqlalchemy import func, select
 
-from server.app import create_app
 from server.keys import RACES, SERVICE
 from server.services.idempotency import IDEMPOTENCY_TTL_MS, KeyExpiry
-from server.settings import Settings
 from server.store.models import IdempotencyRecord
 from tests.api.boards_helpers import NOW, Clock
 from tests.api.helpers import action_body, new_player, problem, vectors
@@ -43,7 +41,6 @@ from tests.api.test_races import (
     refused,
     seat,
 )
-from tests.conftest import ClientFactory
 
 # ---------------------------------------------------------------- fixtures
 
@@ -56,17 +53,10 @@ async def db(database_url: str) -> AsyncIterator[Db]:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
-
-
-@pytest.fixture
-async def client(
-    settings: Settings, clock: Clock, aiohttp_client: ClientFactory
-) -> TestClient[Any, Any]:
-    """A client of an app whose every service reads `clock` (the database first, so that it
-    outlives the app)."""
-    return await aiohttp_client(create_app(settings, clock=clock))
+def client(timed: TestClient[Any, Any]) -> TestClient[Any, Any]:
+    """The app of `timed` (tests/api/conftest.py): every service, the race service and its
+    tick included, reads the test's `clock`."""
+    return timed
 
 
 async def keyed(

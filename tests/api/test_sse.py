@@ -29,10 +29,10 @@ from server.settings import Settings
 from tests.api.helpers import Player, action_body, new_player, problem
 from tests.api.test_live_loose_ends import scoped_token
 from tests.api.test_notices import call, follow
-from tests.api.test_races import Socket, client, clock
+from tests.api.test_races import Socket, client
 from tests.conftest import ClientFactory
 
-__all__ = ["client", "clock"]  # the fixtures
+__all__ = ["client"]  # the fixtures (`clock` is tests/api/conftest.py's)
 
 CODE = "RU1-C-AAAAAFN"
 MOVES = ["3D-t3", "QD-t4", "AC-f"]

@@ -13,11 +13,11 @@ from aiohttp.test_utils import TestClient
 from server.keys import BROKER, NOTICES
 from tests.api.helpers import action_body, cross_versions_2_and_3, new_player
 from tests.api.test_notices import call
-from tests.api.test_races import client, clock
+from tests.api.test_races import client
 from tests.api.test_sse import Stream, open_stream, streams
 from tests.conftest import Api
 
-__all__ = ["client", "clock", "streams"]  # the fixtures
+__all__ = ["client", "streams"]  # the fixtures (`clock` is tests/api/conftest.py's)
 
 CODE = "RU1-C-AAAAAFN"
 
