@@ -63,7 +63,7 @@ from server.services.values import (
     wall_clock_ms,
 )
 from server.store import games as game_rows
-from server.store import seeds as seed_rows
+from server.store import players as player_rows
 from server.store import stats as stats_rows
 from server.store.commits import (
     Committer,
@@ -238,7 +238,7 @@ class GameService:
         self, session: AsyncSession, player: Principal, day: str, rule: Rule
     ) -> None:
         # The player's row locked first: two daily deals asked at once check one at a time.
-        await seed_rows.lock_player(session, player.id)
+        await player_rows.lock_players(session, [player.id])
         if await game_rows.daily_in_play(session, player.id, day, rule):
             raise DailyInPlay(
                 f"Your game of the daily deal of {day} is still in play: finish it or give it up "

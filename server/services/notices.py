@@ -56,6 +56,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from server.live.broker import Broker, Change, Watcher
 from server.services.values import Clock, wall_clock_ms
 from server.store import notices as store
+from server.store import players as player_rows
 from server.store.faults import periodic
 from server.store.notices import NoticeRecord as Notice
 from server.store.records import utc_day
@@ -120,7 +121,7 @@ class NoticeService:
             return set()
         assert all(kind in KINDS for _, kind, _ in posts)
         players = sorted({player_id for player_id, _, _ in posts})
-        await store.lock_players(session, players)
+        await player_rows.lock_players(session, players)
         last = await store.last_ids(session, players)
         now = self.clock()
         rows = []

@@ -51,6 +51,7 @@ from server.services.secrets import load_server_secret
 from server.services.sessions import require
 from server.services.values import Clock, Principal, wall_clock_ms
 from server.settings import SettingsError
+from server.store import players as player_rows
 from server.store import seeds as rows
 from server.store.seeds import CURRENT, NEXT, PairRecord
 
@@ -277,7 +278,7 @@ class SeedService:
         async with self.writers.begin() as session:
             # The player's row first: a rotation at the same time waits here, then reads the
             # pairs as that one left them (a statement of its own sees its commit).
-            await rows.lock_player(session, principal.id)
+            await player_rows.lock_players(session, [principal.id])
             pairs = await rows.live_pairs(session, principal.id, lock=True)
             current, following = pairs[CURRENT], pairs[NEXT]
             if await rows.pair_in_play(session, current.id):

@@ -27,12 +27,6 @@ class NoticeRecord:
     data: dict[str, Any]
 
 
-async def lock_players(session: AsyncSession, player_ids: list[str]) -> None:
-    """Locks the players' rows in id order (no deadlock between two lockers)."""
-    query = select(Player.id).where(Player.id.in_(player_ids)).order_by(Player.id)
-    await session.execute(query.with_for_update(key_share=True))
-
-
 async def last_ids(session: AsyncSession, player_ids: list[str]) -> dict[str, int]:
     """The number of each player's last notice (players with none are left out)."""
     query = (

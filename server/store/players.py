@@ -25,6 +25,15 @@ async def insert_player(session: AsyncSession, **values: Any) -> None:
     await session.execute(insert(Player).values(**values))
 
 
+async def lock_players(session: AsyncSession, player_ids: list[str]) -> None:
+    """Locks the players' rows in id order (no deadlock between two lockers), FOR NO KEY
+    UPDATE (PostgreSQL; SQLite's writers are one at a time): lockers of the same players take
+    turns, while other transactions' foreign-key checks (a game or a notice of the player being
+    stored) do not wait for them, so neither can deadlock with a locker."""
+    query = select(Player.id).where(Player.id.in_(player_ids)).order_by(Player.id)
+    await session.execute(query.with_for_update(key_share=True))
+
+
 async def player_by_id(session: AsyncSession, player_id: str) -> Player | None:
     """The player, unless erased."""
     player = await session.get(Player, player_id)

@@ -167,12 +167,6 @@ async def due_races(session: AsyncSession, now: int, stale_before: int) -> list[
     return list((await session.execute(query)).scalars())
 
 
-async def lock_players(session: AsyncSession, player_ids: list[str]) -> None:
-    """Locks the players' rows, in id order (no deadlock between two lockers)."""
-    query = select(Player.id).where(Player.id.in_(player_ids)).order_by(Player.id)
-    await session.execute(query.with_for_update())
-
-
 async def ratings(session: AsyncSession, rule: Rule, player_ids: list[str]) -> dict[str, Rating]:
     query = select(Rating).where(Rating.rule == rule, Rating.player_id.in_(player_ids))
     return {r.player_id: r for r in (await session.execute(query)).scalars()}

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.store.models import GameRow, Player, Race, SeedPair
+from server.store.models import GameRow, Race, SeedPair
 
 CURRENT = "current"
 NEXT = "next"
@@ -59,15 +59,6 @@ def _record(row: Any) -> PairRecord:
 
 async def insert_pair(session: AsyncSession, **values: Any) -> None:
     await session.execute(insert(SeedPair).values(**values))
-
-
-async def lock_player(session: AsyncSession, player_id: str) -> None:
-    """Locks the player's row (PostgreSQL; SQLite's writers are one at a time): FOR NO KEY
-    UPDATE, which other transactions' foreign-key checks (a game dealt to the player, whose
-    transaction holds their seed pair's row) do not wait for, so the two cannot deadlock."""
-    await session.execute(
-        select(Player.id).where(Player.id == player_id).with_for_update(key_share=True)
-    )
 
 
 async def live_pairs(

@@ -46,6 +46,7 @@ from server.engine import Rule
 from server.services.cursors import Cursors
 from server.services.races.standings import Standing
 from server.services.values import Page
+from server.store import players as player_rows
 from server.store import races as store
 from server.store.models import Rating
 from server.store.races import RatingRow
@@ -75,7 +76,7 @@ async def rate(
         # The racers are locked (in id order) while their ratings change: two races with a
         # racer in common that end at once wait for each other, also for a first rating and for
         # the count of the group's races.
-        await store.lock_players(session, group)
+        await player_rows.lock_players(session, group)
         since = ended_ms - REPEAT_WINDOW_MS
         rated = await store.group_races(session, race.rule, group, since) < REPEATS
     if not rated:
