@@ -63,7 +63,7 @@ from server.services.seeds import SeedService, load_seed_box
 from server.services.sessions import SessionService
 from server.services.values import Clock, wall_clock_ms
 from server.settings import Settings, SettingsError
-from server.store.commits import open_committer
+from server.store.commits import PgCommitter, open_committer
 from server.store.db import make_engine, migrate_async, sessionmakers, snapshot_sessions
 from server.store.replicas import Replicas
 from server.store.sessions import TokenReader
@@ -93,7 +93,8 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     await broker.start()
     app[ENGINE] = engine
     app[BROKER] = broker
-    tokens = await TokenReader.open(settings.database_url, wait)
+    pool = committer.pool if isinstance(committer, PgCommitter) else None
+    tokens = await TokenReader.open(settings.database_url, wait, pool)
     app[SESSIONS] = SessionService(readers, writers, clock, tokens)
     app[NOTICES] = NoticeService(readers, writers, broker, clock)
     app[SESSIONS].notices = app[NOTICES]
@@ -103,6 +104,7 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     app[PLAYERS] = PlayerService(readers, writers, app[SESSIONS], clock, seeds=app[SEEDS])
     app[SERVICE] = GameService(readers, writers, committer, broker, clock, seeds=app[SEEDS])
     app[SERVICE].on_ended = app[NOTICES].game_ended  # the action limit's game_ended
+    app[SERVICE].session_holds = app[SESSIONS].holds  # a move of a known token
     cursors = Cursors(await load_server_secret(writers, CURSOR_SECRET))
     app[BOARDS] = BoardService(readers, cursors, clock)
     deal_secret = (
@@ -135,8 +137,8 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     await app[SOLVER].stop_drawing()
     app[SOLVER].close()
     await broker.close()
-    await committer.close()
     await tokens.close()
+    await committer.close()
     await replicas.close()
     await engine.dispose()
 

@@ -3,11 +3,17 @@ its scopes) and its address.
 
 The principal is resolved once per request, by the first to ask (the rate budget's middleware,
 else the handler), and kept on the request (`PRINCIPAL`): the token is parsed and looked up once,
-and every later ask gets the same answer, a refusal included."""
+and every later ask gets the same answer, a refusal included.
+
+A move (`checked_at_commit`) of a token this process verified lately is not looked up: its
+principal is the one remembered (`SessionService.known`), its commit tests that the session
+still holds, and every answer but a committed move reads the token first (`confirm`): see
+"Known tokens" in `server.services.sessions`."""
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -85,10 +91,45 @@ class Resolved:
 
     principal: Principal | None
     refusal: str | None = None
+    known: bool = False
+    """The principal is the one this process remembers of the token, not read for this request
+    (`checked_at_commit`)."""
 
 
 PRINCIPAL = web.RequestKey("principal", Resolved)
 """The request's principal once resolved (`authenticate`)."""
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+CHECKED_AT_COMMIT: set[Handler] = set()
+
+
+def checked_at_commit(handler: Handler) -> Handler:
+    """Marks a handler whose one change tests the token's session in its commit (the game
+    service's `session`) and that calls `confirm` before any other answer: its token, if known
+    here, is not looked up first."""
+    CHECKED_AT_COMMIT.add(handler)
+    return handler
+
+
+def unread_session(request: web.Request) -> str | None:
+    """The session of the request's principal when it was not read for this request: the one
+    its change's commit must test."""
+    resolved: Resolved | None = request.get(PRINCIPAL)
+    if resolved is None or not resolved.known or resolved.principal is None:
+        return None
+    return resolved.principal.session_id
+
+
+async def confirm(request: web.Request) -> None:
+    """Reads the request's token if its principal was not read (`checked_at_commit`): Unauthorized
+    (401) if its session no longer holds. Every answer of such a handler but a committed change
+    asks this first."""
+    resolved = request.get(PRINCIPAL)
+    if resolved is None or not resolved.known:
+        return
+    request[PRINCIPAL] = fresh = await _resolve(request, known=False)
+    if fresh.principal is None:
+        raise Unauthorized(fresh.refusal or "The bearer token is not valid.")
 
 
 async def authenticate(request: web.Request, scope: str | None = None) -> Principal:
@@ -105,14 +146,19 @@ async def authenticate(request: web.Request, scope: str | None = None) -> Princi
     return resolved.principal
 
 
-async def _resolve(request: web.Request) -> Resolved:
+async def _resolve(request: web.Request, known: bool = True) -> Resolved:
     header = request.headers.get("Authorization")
     if not header:
         return Resolved(None, "This call needs 'Authorization: Bearer <token>'.")
     token = bearer_token(header)
     if token is None:
         return Resolved(None, "The Authorization header must be 'Bearer <token>'.")
+    sessions = request.app[SESSIONS]
+    if known and request.match_info.handler in CHECKED_AT_COMMIT:
+        remembered = sessions.known(token)
+        if remembered is not None:
+            return Resolved(remembered, known=True)
     try:
-        return Resolved(await request.app[SESSIONS].authenticate(token))
+        return Resolved(await sessions.authenticate(token))
     except Unauthorized as exc:
         return Resolved(None, exc.detail)

@@ -7,7 +7,15 @@ from __future__ import annotations
 from aiohttp import web
 
 from server.api import heavy
-from server.api.access import authenticate, client_of, service, viewer
+from server.api.access import (
+    authenticate,
+    checked_at_commit,
+    client_of,
+    confirm,
+    service,
+    unread_session,
+    viewer,
+)
 from server.api.problems import invalid, read_json, validation_problem
 from server.api.render import (
     action_json,
@@ -67,12 +75,21 @@ async def get_game(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/v1/games/{id}/moves")
+@checked_at_commit
 async def act(request: web.Request) -> web.Response:
     game_id = path_id(request)
-    player = await authenticate(request, "play")
-    key = idempotency_key(request.headers.get("Idempotency-Key"), "Idempotency-Key")
-    body = await read_json(request, ActionIn)
-    applied = await service(request).act(player, game_id, body.request(), key)
+    try:
+        player = await authenticate(request, "play")
+        key = idempotency_key(request.headers.get("Idempotency-Key"), "Idempotency-Key")
+        body = await read_json(request, ActionIn)
+        applied = await service(request).act(
+            player, game_id, body.request(), key, unread_session(request)
+        )
+        if applied.replayed:  # not committed now: its token is read before it is answered
+            await confirm(request)
+    except Exception:
+        await confirm(request)  # a refusal of a revoked token is its 401 (checked_at_commit)
+        raise
     return json_response(action_json(applied), headers=REPLAYED if applied.replayed else None)
 
 

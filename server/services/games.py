@@ -47,6 +47,7 @@ from server.services.errors import (
     MissingScope,
     NotFound,
     RaceConflict,
+    Unauthorized,
     VersionConflict,
 )
 from server.services.idempotency import fresh_since
@@ -175,6 +176,9 @@ class GameService:
         self.on_ended: Callable[[str, str, str | None, str], Awaitable[None]] | None = None
         """Told (player id, game id, race id, reason) when a game ends without its player
         choosing it by an action of theirs (the action limit), after the commit."""
+        self.session_holds: Callable[[str], Awaitable[bool]] | None = None
+        """Whether a session still holds (`SessionService.holds`): asked when a commit that
+        tested its session (`act`'s `session`) made nothing."""
 
     # ---------------------------------------------------------------- games
 
@@ -338,12 +342,15 @@ class GameService:
         game_id: str,
         request: ActionRequest,
         idempotency_key: str | None = None,
+        session: str | None = None,
     ) -> Applied:
         """Apply one action to a game (SPEC 2.3).
 
         With an idempotency key, the answer is stored with the action, and a retry (also one
         that arrives at the same time, in this process or another) gets it back, marked
-        `replayed`, instead of applying the action again.
+        `replayed`, instead of applying the action again. With `session`, the player's token was
+        not read for this request (`SessionService.known`): the action is committed only if that
+        session still holds, tested by the commit itself, and Unauthorized if it does not.
         """
 
         def decide(view: GameView) -> Decision:
@@ -363,7 +370,9 @@ class GameService:
 
         fingerprint = request.fingerprint(game_id) if idempotency_key is not None else ""
         try:
-            applied = await self._change(player, game_id, decide, idempotency_key, fingerprint)
+            applied = await self._change(
+                player, game_id, decide, idempotency_key, fingerprint, session
+            )
         except IllegalMove as exc:
             metrics.action_refused(exc.rule)
             raise
@@ -433,9 +442,11 @@ class GameService:
         decide: Decide,
         key: str | None = None,
         fingerprint: str = "",
+        session: str | None = None,
     ) -> Applied:
         """The one path of every change to a game (see the module docstring); `player` is who
-        asks (None: the server itself, for a race time-out).
+        asks (None: the server itself, for a race time-out); `session` must hold for the
+        commit to be made (`act`).
 
         A refusal, or a stale `expected_version`, on a cached view is decided again on a fresh
         read, since the cache may be behind another process; a commit that finds the game at
@@ -451,7 +462,7 @@ class GameService:
         costs no read.
         A committed change to a race game is told to its race once the game's lock is released.
         """
-        applied, committed = await self._decided(player, game_id, decide, key, fingerprint)
+        applied, committed = await self._decided(player, game_id, decide, key, fingerprint, session)
         if committed and applied.view.row.race_id is not None:
             await self._race_changed(applied)
         return applied
@@ -463,6 +474,7 @@ class GameService:
         decide: Decide,
         key: str | None,
         fingerprint: str,
+        session: str | None,
     ) -> tuple[Applied, bool]:
         """`_change` under the game's lock: the answer, and whether this call committed it."""
         slot = self.cache.slot(game_id)
@@ -515,6 +527,7 @@ class GameService:
                         notify=self.broker.payload(applied, answer),
                         timed_out=decision.time_out is not None,
                         stats=stats_rows.finish_of(view.row, applied.view.row),
+                        session=session,
                     )
                 )
                 if outcome is Outcome.COMMITTED:
@@ -529,6 +542,10 @@ class GameService:
                     # record deleted, and the change decided again on the view (nothing written).
                     await self._forget_expired(player, key)
                     continue
+                if session is not None:  # made nothing: the session may have ended
+                    if self.session_holds is None or not await self.session_holds(session):
+                        raise Unauthorized("The bearer token is not valid.")
+                    session = None  # it holds (as a token read at the start would)
                 slot.view = None  # another process changed the game: read it again
         raise Busy("Other changes to this game kept coming first; try again.")
 

@@ -12,6 +12,17 @@ session is stored, and a revoked one never comes back. A live WebSocket checked 
 signed in; `alive` tells the sockets' guard which of their sessions still hold
 (`server.api.live.guard`).
 
+**Known tokens, for the moves alone.** A move is the one request that comes many times a second,
+and its token's read was a round trip of its own, a fifth of a move's cost (bench/load.py). So
+a process remembers the tokens it verified (the most recent 10,000, each until its session
+expires or is due its `last_used_at` write), and a move of a remembered token (`known`) is not
+read first: its commit is made only if the session still holds, tested in the commit's own
+statement (`GameCommit.session`, `server.store.commits`), and every other answer to it (a
+refusal, a stored answer, a bad body) reads the token first (`server.api.access.confirm`). So
+the rule above still holds: from the moment a revocation commits, no move of its token is made
+and every answer to it is `401`, in every process; what a move of a revoked token may still
+learn is that its body was malformed, no more than before.
+
 **Sign-in.** A wrong name, a guest's name and a wrong password are one answer
 (`InvalidCredentials`), after the same Argon2 work (`server.services.passwords`), so neither the
 answer nor its time tells which names exist. Failures are counted per name (its key) in the
@@ -116,6 +127,16 @@ class SessionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Known:
+    """A token verified in this process: its principal, until when its session lasts, and
+    when its `last_used_at` was last written."""
+
+    principal: Principal
+    expires_ms: int | None
+    last_used_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class NewSession:
     """A session just made: its token, shown this once."""
 
@@ -141,6 +162,8 @@ class SessionService:
         one, through SQLAlchemy."""
         self._unknown: OrderedDict[str, None] = OrderedDict()
         """Hashes of tokens looked up and found to be no session's."""
+        self._known: OrderedDict[str, Known] = OrderedDict()
+        """Tokens verified here (see "Known tokens" above), by their hash."""
         self.notices: NoticeService | None = None
         """Where a player is told that one of their sessions ended (`session_revoked`, SPEC
         2.6.2), in the transaction that ends it; set by the wiring."""
@@ -242,16 +265,47 @@ class SessionService:
                 self._unknown.popitem(last=False)
             raise Unauthorized("The bearer token is not valid.")
         record = holder.session
-        if now - record.last_used_ms >= TOUCH_MS:
+        used = record.last_used_ms
+        if now - used >= TOUCH_MS:
             async with self.writers.begin() as session:
                 await session_rows.touch(session, record.id, now)
-        return Principal(
+            used = now
+        principal = Principal(
             record.player_id,
             holder.player_name,
             record.id,
             frozenset(record.scopes.split()),
             holder.player_created_ms,
         )
+        self._known[token_hash] = Known(principal, record.expires_ms, used)
+        self._known.move_to_end(token_hash)
+        if len(self._known) > REMEMBERED:
+            self._known.popitem(last=False)
+        return principal
+
+    def known(self, token: str) -> Principal | None:
+        """The principal of a token this process verified lately, without reading it: only for
+        a change whose commit tests that its session still holds, and whose other answers read
+        the token first (see "Known tokens" above). None when it must be read: never verified
+        here, its session expired, or its `last_used_at` due to be written."""
+        if not is_printable_ascii(token):
+            return None
+        entry = self._known.get(hash_token(token))
+        if entry is None:
+            return None
+        now = self.clock()
+        expires = entry.expires_ms
+        if (expires is not None and now >= expires) or now - entry.last_used_ms >= TOUCH_MS:
+            return None
+        return entry.principal
+
+    async def holds(self, session_id: str) -> bool:
+        """Whether the session still holds now (the test of a commit's `session`)."""
+        now = self.clock()
+        if self.tokens is not None:
+            return await self.tokens.holds(session_id, now)
+        async with self.readers.begin() as session:
+            return await session_rows.holds(session, session_id, now)
 
     async def alive(self, session_ids: Iterable[str]) -> set[str]:
         """Which of these sessions still hold."""

@@ -14,9 +14,10 @@ so this runs on the database driver itself, with the fewest round trips each dat
   dedicated writer thread with its own connection.
 
 The outcome says what happened: `COMMITTED`; `STALE` (the game is at another version: another
-process changed it; nothing was written); `KEY_TAKEN` (the player's idempotency key already has
-a record: nothing was written, and the stored answer is the one to give). The unique
-(game_id, seq) key of the move log is the last guard.
+process changed it; or the session the commit names no longer holds; nothing was written);
+`KEY_TAKEN` (the player's idempotency key already has a record: nothing was written, and the
+stored answer is the one to give). The unique (game_id, seq) key of the move log is the last
+guard.
 
 The idempotency record keeps the answer as data (`server.services.values.encode_answer`): the
 change's move and the game as it was right after it, so that a retry is answered with exactly
@@ -37,8 +38,9 @@ from typing import Any, Protocol
 from sqlalchemy.engine import make_url
 
 from server.settings import DEFAULT_DATABASE_WAIT_S, async_url, is_sqlite
-from server.store.db import CHANNEL, configure_sqlite_connection, open_pool, pooled
+from server.store.db import CHANNEL, DriverPool, configure_sqlite_connection, open_pool, pooled
 from server.store.records import STATE_FIELDS, GameRecord
+from server.store.sessions import HOLDS_SQL
 from server.store.stats import Finish, pg_arity, pg_ctes, sqlite_apply
 
 
@@ -77,6 +79,11 @@ class GameCommit:
     stats: Finish | None = None
     """The figures this change adds to its player's statistics when it finishes a solo game
     (`server.store.stats`), in the same transaction."""
+    session: str | None = None
+    """A session that must still hold at `at_ms` (not ended, not expired, its player not
+    erased) for the change to be made: the one whose token asked for it, when that token was
+    not read at the start of the request (`server.services.sessions`, "known tokens"). Without
+    it the change is not made, and the outcome is `STALE`."""
 
     def state(self) -> list[Any]:
         return [getattr(self.row, name) for name in STATE_FIELDS]
@@ -101,11 +108,13 @@ def _pg_statement(
     timed_out: bool = False,
     stats: bool = False,
     daily: bool = False,
+    session: bool = False,
 ) -> str:
     """The one statement of a commit: $1 the game id, $2 the expected version, $3 the time of
     the change, then the state columns, then the move text (`log`), the record's columns
-    (`record`) and the payload (`notify`). A race game takes nothing at or after its deadline
-    but its time-out (`timed_out`)."""
+    (`record`), the statistics (`stats`), the payload (`notify`) and the session that must still
+    hold (`session`). A race game takes nothing at or after its deadline but its time-out
+    (`timed_out`)."""
     n = 4
     sets = []
     for name in STATE_FIELDS:
@@ -117,7 +126,7 @@ def _pg_statement(
     )
     parts = [
         f"g AS (UPDATE games SET {', '.join(sets)} WHERE id = $1 AND version = $2 "
-        f"AND {deadline} RETURNING id, version, score)"
+        f"AND {deadline}{{held}} RETURNING id, version, score)"
     ]
     if log:
         parts.append(
@@ -136,17 +145,20 @@ def _pg_statement(
         parts += pg_ctes(n, daily)
         n += pg_arity(daily)
     final = f"SELECT pg_notify('{CHANNEL}', ${n}) FROM g" if notify else "SELECT 1 FROM g"
+    n += notify
+    held = f" AND EXISTS ({HOLDS_SQL.format(f'${n}', '$3')})" if session else ""
+    parts[0] = parts[0].format(held=held)
     return "WITH " + ", ".join(parts) + " " + final
 
 
 class PgCommitter:
-    def __init__(self, pool: Any, wait_s: float = DEFAULT_DATABASE_WAIT_S) -> None:
+    def __init__(self, pool: DriverPool, wait_s: float = DEFAULT_DATABASE_WAIT_S) -> None:
         self.pool = pool
         self.wait_s = wait_s
 
     @classmethod
     async def open(
-        cls, url: str, size: int = 10, wait_s: float = DEFAULT_DATABASE_WAIT_S
+        cls, url: str, size: int = 20, wait_s: float = DEFAULT_DATABASE_WAIT_S
     ) -> PgCommitter:
         return cls(await open_pool(url, size, wait_s), wait_s)
 
@@ -165,6 +177,8 @@ class PgCommitter:
             args += c.stats.args()
         if c.notify is not None:
             args.append(c.notify)
+        if c.session is not None:
+            args.append(c.session)
         sql = _pg_statement(
             c.move is not None,
             c.record is not None,
@@ -172,6 +186,7 @@ class PgCommitter:
             c.timed_out,
             c.stats is not None,
             c.stats is not None and c.stats.daily_day is not None,
+            c.session is not None,
         )
         try:
             async with pooled(self.pool, self.wait_s) as connection:
@@ -237,6 +252,12 @@ class SqliteCommitter:
         row = c.row
         connection.execute("BEGIN IMMEDIATE")
         try:
+            if c.session is not None and (
+                connection.execute(HOLDS_SQL.format("?", "?"), (c.session, c.at_ms)).fetchone()
+                is None
+            ):
+                connection.execute("ROLLBACK")
+                return Outcome.STALE
             cursor = connection.execute(
                 _SQLITE_TIME_OUT if c.timed_out else _SQLITE_UPDATE,
                 (*c.state(), row.id, row.version - 1, c.at_ms),

@@ -13,7 +13,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.settings import DEFAULT_DATABASE_WAIT_S, async_url, is_sqlite
-from server.store.db import configure_sqlite_connection, open_pool, pooled
+from server.store.db import DriverPool, configure_sqlite_connection, open_pool, pooled
 from server.store.models import OAuthCode, Player, SessionRow, SignInFailure
 
 
@@ -70,6 +70,20 @@ async def holder_of(session: AsyncSession, token_hash: str, now_ms: int) -> Hold
     if row is None:
         return None
     return Holder(SessionRecord(*row[:8]), row[8], row[9])
+
+
+async def holds(session: AsyncSession, session_id: str, now_ms: int) -> bool:
+    """Whether the session holds at `now_ms` (`HOLDS_SQL`)."""
+    found = await session.execute(
+        select(SessionRow.id)
+        .join(Player, Player.id == SessionRow.player_id)
+        .where(
+            SessionRow.id == session_id,
+            Player.deleted_ms.is_(None),
+            (SessionRow.expires_ms.is_(None)) | (SessionRow.expires_ms > now_ms),
+        )
+    )
+    return found.first() is not None
 
 
 async def touch(session: AsyncSession, session_id: str, now_ms: int) -> None:
@@ -223,6 +237,14 @@ _HOLDER_SQL = (
 )
 
 
+HOLDS_SQL = (
+    "SELECT 1 FROM sessions s JOIN players p ON p.id = s.player_id WHERE s.id = {0} "
+    "AND p.deleted_ms IS NULL AND (s.expires_ms IS NULL OR s.expires_ms > {1})"
+)
+"""Whether a session holds at a time: `_HOLDER_SQL`'s test of a token, by the session's id (a
+commit's `session`, `server.store.commits`)."""
+
+
 def _holder(row: Any) -> Holder | None:
     if row is None:
         return None
@@ -237,30 +259,48 @@ class TokenReader:
     reader thread with its own connection (SQLite, whose WAL lets it read beside the writer)."""
 
     def __init__(
-        self, pool: Any = None, path: str | None = None, wait_s: float = DEFAULT_DATABASE_WAIT_S
+        self,
+        pool: DriverPool | None = None,
+        path: str | None = None,
+        wait_s: float = DEFAULT_DATABASE_WAIT_S,
     ) -> None:
         self.pool = pool
         self.wait_s = wait_s
         self.path = path
         self.executor: ThreadPoolExecutor | None = None
         self.connection: sqlite3.Connection | None = None
+        self.owns_pool = True
         if path is not None:
             self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-tokens")
 
     @classmethod
-    async def open(cls, url: str, wait_s: float = DEFAULT_DATABASE_WAIT_S) -> TokenReader:
+    async def open(
+        cls, url: str, wait_s: float = DEFAULT_DATABASE_WAIT_S, pool: DriverPool | None = None
+    ) -> TokenReader:
+        """The reader of the database at `url`; on PostgreSQL on `pool` (the commits' pool,
+        closed by its owner) when it is given, else on a pool of its own. The commits' pool
+        serves both best: each request holds a connection for one statement, and a token
+        read that waited behind its own small pool (4 connections, before) was what made the
+        moves' latency tail (bench/load.py: p99 250 ms with 4, 100 ms sharing the 10)."""
         if is_sqlite(url):
             return cls(path=make_url(async_url(url)).database or ":memory:", wait_s=wait_s)
-        return cls(pool=await open_pool(url, 4, wait_s), wait_s=wait_s)
+        if pool is not None:
+            reader = cls(pool=pool, wait_s=wait_s)
+            reader.owns_pool = False
+            return reader
+        return cls(pool=await open_pool(url, 10, wait_s), wait_s=wait_s)
 
-    def _read(self, token_hash: str, now_ms: int) -> Holder | None:
+    def _connection(self) -> sqlite3.Connection:
         if self.connection is None:
             assert self.path is not None
             connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             configure_sqlite_connection(connection, self.wait_s)
             self.connection = connection
-        row = self.connection.execute(_HOLDER_SQL.format("?", "?"), (token_hash, now_ms)).fetchone()
-        return _holder(row)
+        return self.connection
+
+    def _read(self, token_hash: str, now_ms: int) -> Holder | None:
+        row = self._connection().execute(_HOLDER_SQL.format("?", "?"), (token_hash, now_ms))
+        return _holder(row.fetchone())
 
     async def holder(self, token_hash: str, now_ms: int) -> Holder | None:
         if self.pool is not None:
@@ -270,13 +310,28 @@ class TokenReader:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, self._read, token_hash, now_ms)
 
+    def _holds(self, session_id: str, now_ms: int) -> bool:
+        return (
+            self._connection().execute(HOLDS_SQL.format("?", "?"), (session_id, now_ms)).fetchone()
+            is not None
+        )
+
+    async def holds(self, session_id: str, now_ms: int) -> bool:
+        """Whether the session holds at `now_ms` (`HOLDS_SQL`)."""
+        if self.pool is not None:
+            async with pooled(self.pool, self.wait_s) as connection:
+                found = await connection.fetchval(HOLDS_SQL.format("$1", "$2"), session_id, now_ms)
+            return found is not None
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, self._holds, session_id, now_ms)
+
     def _close(self) -> None:
         if self.connection is not None:
             self.connection.close()
             self.connection = None
 
     async def close(self) -> None:
-        if self.pool is not None:
+        if self.pool is not None and self.owns_pool:
             await self.pool.close()
         if self.executor is not None:
             await asyncio.get_running_loop().run_in_executor(self.executor, self._close)

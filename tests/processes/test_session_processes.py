@@ -1,6 +1,8 @@
 """Revocation across real server processes (SPEC 2.2): a session ended on one process is `401`
-on the other from the moment the `204` is sent, and the other's sockets of that session close
-with `4401` within 2 s. Both databases (two processes on one SQLite file too)."""
+on the other from the moment the `204` is sent (its moves too, which the other process does not
+look up first once it knows the token: their commits test the session), and the other's sockets
+of that session close with `4401` within 2 s. Both databases (two processes on one SQLite file
+too)."""
 
 from __future__ import annotations
 
@@ -33,9 +35,20 @@ async def test_a_session_ended_on_one_process_is_dead_on_the_other(database_url:
                 assert response.status == 201, await response.text()
                 phone = await response.json()
             auth = {"Authorization": f"Bearer {phone['token']}"}
-            # The phone's token is known to process b (it has been used there).
+            # The phone's token is known to process b (it has been used there, for a move too:
+            # b's moves of it are not looked up first, their commits test the session).
             async with session.get(b.base + "/api/v1/me", headers=auth) as response:
                 assert response.status == 200
+            async with session.post(
+                b.base + "/api/v1/games", json={"code": "RU1-C-AAAAAFN"}, headers=auth
+            ) as response:
+                assert response.status == 201, await response.text()
+                game = await response.json()
+            moves = b.base + f"/api/v1/games/{game['id']}/moves"
+            async with session.post(
+                moves, json={"card": "AC", "to": "f"}, headers=auth | {"Idempotency-Key": "k"}
+            ) as response:
+                assert response.status == 200, await response.text()
             async with session.ws_connect(
                 b.base + "/api/v1/live", protocols=("solitaire.v1",), headers=auth
             ) as ws:
@@ -51,6 +64,20 @@ async def test_a_session_ended_on_one_process_is_dead_on_the_other(database_url:
                     b.base + "/api/v1/games", json={}, headers=auth
                 ) as response:
                     assert response.status == 401
+                # A legal move, an illegal one, a keyed retry of the move made: all 401.
+                for body, key in (
+                    ({"action": "undo"}, None),
+                    ({"card": "KS", "to": "f"}, None),
+                    ({"card": "AC", "to": "f"}, "k"),
+                ):
+                    headers = auth | ({"Idempotency-Key": key} if key else {})
+                    async with session.post(moves, json=body, headers=headers) as response:
+                        assert response.status == 401, (body, await response.text())
+                async with session.get(
+                    a.base + f"/api/v1/games/{game['id']}",
+                    headers={"Authorization": f"Bearer {made['token']}"},
+                ) as response:
+                    assert (await response.json())["version"] == 1  # nothing changed
                 msg = await ws.receive(timeout=3)
                 closed = time.monotonic() - ended
                 assert msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING), msg
