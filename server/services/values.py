@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+import orjson
+
 from server.engine import Card, Game
 from server.engine.snapshot import loads
 from server.store.records import GAME_FIELDS, GameRecord, game_record_of
@@ -116,15 +118,14 @@ class Page(Generic[T]):
 def encode_answer(applied: Applied) -> str:
     """The answer to keep with an idempotency record: the move and the game right after it."""
     view = applied.view
-    return json.dumps(
+    return orjson.dumps(
         {
             "move": applied.move,
             "row": {name: getattr(view.row, name) for name in GAME_FIELDS},
             "player_name": view.player_name,
             "now_ms": view.now_ms,
-        },
-        ensure_ascii=False,
-    )
+        }
+    ).decode()
 
 
 def decode_answer(text: str) -> Applied:
