@@ -81,7 +81,10 @@ async def database(app: web.Application) -> AsyncIterator[None]:
     if settings.database_replica_urls and settings.is_sqlite:
         raise SettingsError("DATABASE_REPLICA_URLS needs a PostgreSQL primary")
     replicas = Replicas(
-        settings.database_replica_urls, max_lag_s=settings.replica_max_lag_s, wait_s=wait
+        settings.database_replica_urls,
+        max_lag_s=settings.replica_max_lag_s,
+        wait_s=wait,
+        primary_url=settings.database_url,
     )
     await replicas.start()
     app[REPLICAS] = replicas

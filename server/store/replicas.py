@@ -5,7 +5,14 @@
 `server.store.db.make_engine`) and checks each one's lag every CHECK_PERIOD_S in the background
 (`server.store.faults.periodic`): 0 when it has replayed all the WAL it received
 (`pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()`: caught up, also while the primary is
-idle), else `now() - pg_last_xact_replay_timestamp()`. A replica behind by more than the limit,
+idle), else `now() - pg_last_xact_replay_timestamp()`. That alone cannot see a standby whose WAL
+receiver has stopped (cut off from the primary, or its `primary_conninfo` gone): it has replayed
+all it received and looks caught up forever. So each check also marks the primary's flushed WAL
+position (`pg_current_wal_flush_lsn()`) while the primary answers, and a replica that has not
+replayed up to a mark taken more than the limit ago is behind by at least that mark's age. With
+the primary down no new mark is taken, and a replica that had replayed all the primary wrote is
+still caught up (SPEC 2.8: the replicas serve while the primary is down). A replica behind by
+more than the limit,
 or that does not answer within CHECK_TIMEOUT_S (on a connection of its own), is skipped until a
 later check finds it caught up; one whose connection meets a fault
 (`server.store.faults.unavailable`) is skipped at once.
@@ -27,6 +34,8 @@ import asyncio
 import contextvars
 import logging
 import math
+import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -48,10 +57,21 @@ CHECK_TIMEOUT_S: Final = 1.0
 LAG_SQL: Final = text(
     "SELECT pg_is_in_recovery(), CASE"
     " WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0"
-    " ELSE EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()) END"
+    " ELSE EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()) END,"
+    " pg_last_wal_replay_lsn()::text"
 )
-"""Whether the server is a standby, and its lag in seconds: 0 when it has replayed all it
-received, NULL when it has replayed no transaction yet (not caught up)."""
+"""Whether the server is a standby, its lag in seconds (0 when it has replayed all it received,
+NULL when it has replayed no transaction yet: not caught up) and how far it has replayed."""
+MARK_SQL: Final = text("SELECT pg_current_wal_flush_lsn()::text")
+"""The primary's WAL position, as far as a standby can have received it."""
+
+
+def lsn(text_lsn: str) -> int:
+    """A WAL position (`16/B374D848`) as a number."""
+    high, _, low = text_lsn.partition("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
 PRIMARY: Final = "primary"
 REPLICA: Final = "replica"
 
@@ -112,8 +132,18 @@ class Replicas:
         *,
         max_lag_s: float,
         wait_s: float = DEFAULT_DATABASE_WAIT_S,
+        primary_url: str | None = None,
     ) -> None:
         self.max_lag_s = max_lag_s
+        self.primary = (
+            make_engine(primary_url, pool_size=1, wait_s=CHECK_TIMEOUT_S)
+            if primary_url is not None and urls
+            else None
+        )
+        """The engine that marks the primary's WAL position (one connection)."""
+        self.marks: deque[tuple[float, int]] = deque()
+        """(monotonic time, the primary's flushed WAL position), oldest first: those of the
+        last `max_lag_s` and the newest one before."""
         self.replicas = [
             Replica(
                 index,
@@ -146,21 +176,50 @@ class Replicas:
         for replica in self.replicas:
             await replica.engine.dispose()
             await replica.checker.dispose()
+        if self.primary is not None:
+            await self.primary.dispose()
 
     # ---------------------------------------------------------------- health
 
     async def check(self) -> None:
+        await self._mark()
         await asyncio.gather(*(self._check(replica) for replica in self.replicas))
+
+    async def _mark(self) -> None:
+        """Marks the primary's WAL position now, if it answers (else no mark: see above)."""
+        if self.primary is None:
+            return
+        try:
+            async with asyncio.timeout(CHECK_TIMEOUT_S):
+                async with self.primary.connect() as connection:
+                    position = (await connection.execute(MARK_SQL)).scalar_one()
+        except Exception:  # the primary down: its own faults are the requests' to report
+            return
+        now = time.monotonic()
+        self.marks.append((now, lsn(position)))
+        while len(self.marks) > 1 and self.marks[1][0] <= now - self.max_lag_s:
+            self.marks.popleft()  # the newest mark older than the limit is all that is needed
+
+    def behind_s(self, replayed: int) -> float:
+        """How long ago the primary had WAL that a replica which replayed up to `replayed`
+        lacks: the age of the oldest mark past it (0: it has all that was marked)."""
+        now = time.monotonic()
+        for at, position in self.marks:
+            if position > replayed:
+                return now - at
+        return 0.0
 
     async def _check(self, replica: Replica) -> None:
         try:
             async with asyncio.timeout(CHECK_TIMEOUT_S):
                 async with replica.checker.connect() as connection:
-                    standby, lag = (await connection.execute(LAG_SQL)).one()
+                    standby, lag, replayed = (await connection.execute(LAG_SQL)).one()
         except Exception as exc:  # a fault, or a replica that cannot serve (a wrong URL)
             self._set(replica, None, f"not answering ({fault_line(exc)})")
             return
         seconds = 0.0 if not standby else (None if lag is None else max(0.0, float(lag)))
+        if standby and seconds is not None and replayed is not None:
+            seconds = max(seconds, self.behind_s(lsn(replayed)))
         self._set(replica, seconds, None)
 
     def _set(self, replica: Replica, lag_s: float | None, why: str | None) -> None:

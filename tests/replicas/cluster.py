@@ -11,7 +11,8 @@ The standby is `pg_basebackup -R -D <folder> -h 127.0.0.1 -p <primary> -U postgr
 another free port with `hot_standby=on` and `pg_stat_statements` loaded: what it ran is counted
 there, on the standby itself (the extension is made in the primary's template database, and
 replicated). `pause()` and `resume()` are `pg_wal_replay_pause()`
-and `pg_wal_replay_resume()` on it.
+and `pg_wal_replay_resume()` on it; `cut_off()` stops its WAL receiver and `reconnect()` starts it
+again.
 """
 
 from __future__ import annotations
@@ -114,6 +115,20 @@ class Standby:
 
     async def resume(self) -> None:
         await self.execute("SELECT pg_wal_replay_resume()")
+
+    async def cut_off(self) -> str:
+        """Stops the standby's WAL receiver (its `primary_conninfo` emptied and the setting
+        reloaded): it replays all it received, and receives nothing more. Returns the setting,
+        for `reconnect`."""
+        conninfo = str(await self.execute("SHOW primary_conninfo"))
+        await self.execute("ALTER SYSTEM SET primary_conninfo = ''")
+        await self.execute("SELECT pg_reload_conf()")
+        return conninfo
+
+    async def reconnect(self, conninfo: str) -> None:
+        quoted = conninfo.replace("'", "''")
+        await self.execute(f"ALTER SYSTEM SET primary_conninfo = '{quoted}'")
+        await self.execute("SELECT pg_reload_conf()")
 
     async def has_database(self, database: str, timeout: float = 30) -> None:
         """Waits until the standby has replayed the creation of `database`."""

@@ -1,8 +1,8 @@
 """Reads on a real hot standby (SPEC 2.8 "Read replicas"): the lag-tolerant routes read on it,
 seen from the standby itself (its `pg_stat_activity`, and what a paused standby does not know
 yet) and in the server's per-target metrics; a game in play is read on the primary; a standby
-past the lag limit is skipped and used again once it catches up; with the primary stopped the
-boards still answer and a move is `503`."""
+past the lag limit, or cut off from the primary, is skipped and used again once it catches up;
+with the primary stopped the boards still answer and a move is `503`."""
 
 from __future__ import annotations
 
@@ -215,6 +215,44 @@ async def test_a_replica_past_the_lag_limit_is_skipped_until_it_catches_up(
         return (await board(client))[0] == "replica"
 
     await eventually(used_again, what="the resumed replica being used again")
+
+
+async def test_a_replica_cut_off_from_the_primary_is_skipped_until_it_streams_again(
+    databases: Databases, client: TestClient[Any, Any], api: Api
+) -> None:
+    """A standby whose WAL receiver stopped has replayed all it received: by its own figures
+    it is caught up. The primary's marks of its WAL position tell that it is behind."""
+    replicas = client.app[REPLICAS]
+    assert (await board(client))[0] == "replica"
+    _, auth = await api.player()
+    game_id = (await api.game(auth, code=WON["code"]))["id"]
+    conninfo = await databases.pair.standby.cut_off()
+    try:
+        actions = iter(WON["actions"])
+
+        async def skipped() -> bool:
+            card, to = next(actions).split("-")  # the primary goes on writing
+            await api.act(auth, game_id, {"card": card, "to": to})
+            return (await board(client))[0] == "primary"
+
+        await eventually(skipped, timeout=20, what="the cut-off replica being skipped")
+        lag = replicas.replicas[0].lag_s
+        assert lag is not None and lag > 1.0
+        standby = await asyncpg.connect(databases.standby_url)
+        try:  # the standby itself sees nothing wrong: it has replayed all it received
+            caught_up = await standby.fetchval(
+                "SELECT pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()"
+            )
+        finally:
+            await standby.close()
+        assert caught_up is not False
+    finally:
+        await databases.pair.standby.reconnect(conninfo)
+
+    async def used_again() -> bool:
+        return (await board(client))[0] == "replica"
+
+    await eventually(used_again, what="the reconnected replica being used again")
 
 
 async def test_with_the_primary_stopped_boards_answer_and_moves_are_503(
