@@ -1,0 +1,44 @@
+"""The driver pool's fair gate (`server.store.db.DriverPool`), on PostgreSQL: a statement that
+waits for one of the pool's connections is never passed by more than one statement of each
+other asker, as a first come, first served line allows; asyncpg's own queue let a late asker
+take a connection given back before the waiter woke, and the waiter went to the back of the
+line again (the moves' latency tail under load, bench/load.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from server.settings import is_sqlite
+from server.store.db import open_pool, pooled
+
+ASKERS = 24
+ROUNDS = 30
+
+
+async def test_no_asker_waits_while_others_are_served_twice(database_url: str) -> None:
+    if is_sqlite(database_url):
+        pytest.skip("the asyncpg pool (this test runs on PostgreSQL)")
+    pool = await open_pool(database_url, 3, 10)
+    served = 0
+    passed_by: list[int] = []
+
+    async def ask(n: int) -> None:
+        nonlocal served
+        for _ in range(ROUNDS):
+            asked_at = served
+            async with pooled(pool, 10) as connection:
+                passed_by.append(served - asked_at)  # others served while this one waited
+                served += 1
+                await connection.fetchval("SELECT $1::int", n)
+            await asyncio.sleep(0)
+
+    try:
+        await asyncio.gather(*(ask(n) for n in range(ASKERS)))
+    finally:
+        await pool.close()
+    assert len(passed_by) == ASKERS * ROUNDS
+    # In a fair line, at most the others ahead of it (each once) and those holding the pool's
+    # connections are served while a statement waits.
+    assert max(passed_by) <= ASKERS - 1 + 3, sorted(passed_by)[-10:]
