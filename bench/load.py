@@ -545,7 +545,7 @@ async def measure_wrk(kind: str) -> dict[str, float]:
     # most 1.5 times the bare p99: each round's keyed run beside that round's bare run (the
     # machine's other load drifts between rounds more than within one), the median of the rounds.
     pairs = list(zip(runs["keyed"], raw, strict=True))
-    figures["wrk_pg_keyed_to_raw"] = median([k.rate / r.rate for k, r in pairs])
+    figures["wrk_pg_keyed_to_raw"] = median([k.rate / r.rate for k, r in pairs if r.rate])
     figures["wrk_pg_keyed_p99_to_raw_p99"] = median(
         [k.p99_ms / r.p99_ms for k, r in pairs if r.p99_ms]
     )

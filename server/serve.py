@@ -155,13 +155,6 @@ class OneLineRefusals(logging.Filter):
 
 def configure_logging(log_format: str) -> None:
     """Every log line of the process to stderr, in `log_format` (`text` or `json`)."""
-    # What no line shows is not gathered for every record (the logging documentation's
-    # "Optimization"): where each call was made (a walk up the stack), the thread and the
-    # process: ~2 of the ~10 µs that each access-log line costs.
-    logging._srcfile = None
-    logging.logThreads = False
-    logging.logProcesses = False
-    logging.logMultiprocessing = False
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
     handler.addFilter(RequestIdFilter())

@@ -2,8 +2,9 @@
 its scopes) and its address.
 
 The principal is resolved once per request, by the first to ask (the rate budget's middleware,
-else the handler), and kept on the request (`PRINCIPAL`): the token is parsed and looked up once,
-and every later ask gets the same answer, a refusal included.
+else the handler), and kept on the request (`PRINCIPAL`): the token is parsed and looked up at
+most once (twice for a known token's move: `confirm`), and every later ask gets the same answer,
+a refusal included.
 
 A move (`checked_at_commit`) of a token this process verified lately is not looked up: its
 principal is the one remembered (`SessionService.known`), its commit tests that the session
@@ -13,11 +14,11 @@ still holds, and every answer but a committed move reads the token first (`confi
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aiohttp import web
 
+from server.api.problems import Handler
 from server.keys import SERVICE, SESSIONS, SETTINGS
 from server.services.errors import Unauthorized
 from server.services.games import GameService
@@ -99,7 +100,6 @@ class Resolved:
 PRINCIPAL = web.RequestKey("principal", Resolved)
 """The request's principal once resolved (`authenticate`)."""
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 CHECKED_AT_COMMIT: set[Handler] = set()
 
 
@@ -127,6 +127,7 @@ async def confirm(request: web.Request) -> None:
     resolved = request.get(PRINCIPAL)
     if resolved is None or not resolved.known:
         return
+    request[PRINCIPAL] = replace(resolved, known=False)  # read once, even if the read fails
     request[PRINCIPAL] = fresh = await _resolve(request, known=False)
     if fresh.principal is None:
         raise Unauthorized(fresh.refusal or "The bearer token is not valid.")

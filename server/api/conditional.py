@@ -59,9 +59,9 @@ BODY_HEADERS = frozenset({"Content-Type", "Content-Length", "Content-Encoding"})
 
 CLOCK_MEMBERS = re.compile(rb'"(?<!\\")(?:elapsed_ms|now)": ?(?:-?\d+|"[^"\\]*"|null)')
 """The members of a rendered JSON body that are the server's clock (a key is a quote not
-escaped, then the name; orjson writes `"key":value`, json.dumps `"key": value`). The quote
-comes first so that the
-search looks for a literal (10 us for a 2 KB game here, against 50 with the look-behind first)."""
+escaped, then the name; orjson writes `"key":value`, json.dumps `"key": value`). The quote comes
+first so that the search looks for a literal (10 us for a 2 KB game here, against 50 with the
+look-behind first)."""
 
 
 def entity_tag(body: bytes) -> str:

@@ -39,6 +39,7 @@ from server.api.schemas import (
 )
 from server.engine import Card, NotationError, Rule
 from server.keys import BOARDS, SOLVER
+from server.store.faults import unavailable
 from server.store.records import utc_day
 
 routes = web.RouteTableDef()
@@ -77,8 +78,8 @@ async def get_game(request: web.Request) -> web.Response:
 @routes.post("/api/v1/games/{id}/moves")
 @checked_at_commit
 async def act(request: web.Request) -> web.Response:
-    game_id = path_id(request)
     try:
+        game_id = path_id(request)
         player = await authenticate(request, "play")
         key = idempotency_key(request.headers.get("Idempotency-Key"), "Idempotency-Key")
         body = await read_json(request, ActionIn)
@@ -87,8 +88,9 @@ async def act(request: web.Request) -> web.Response:
         )
         if applied.replayed:  # not committed now: its token is read before it is answered
             await confirm(request)
-    except Exception:
-        await confirm(request)  # a refusal of a revoked token is its 401 (checked_at_commit)
+    except Exception as exc:
+        if not unavailable(exc):  # a refusal of a revoked token is its 401 (checked_at_commit)
+            await confirm(request)
         raise
     return json_response(action_json(applied), headers=REPLAYED if applied.replayed else None)
 

@@ -101,8 +101,8 @@ from limits.util import WindowStats
 from redis.asyncio import ConnectionPool
 
 from server import metrics
-from server.api.access import authenticate, client_address
-from server.api.problems import Handler, problem_response
+from server.api.access import authenticate, client_address, confirm, unread_session
+from server.api.problems import Handler, error_response, problem_response
 from server.settings import DEFAULT_SIGNUP_LIMIT, REDIS_SCHEMES, SettingsError
 
 log = logging.getLogger(__name__)
@@ -513,6 +513,13 @@ class RateBudget:
                     self.in_flight[address] = left
                 else:
                     del self.in_flight[address]
+            if unread_session(request) is not None:
+                # A known token's move (server.api.access.checked_at_commit) was charged to its
+                # player unread: the token is read before a 429, and a revoked one is a 401.
+                try:
+                    await confirm(request)
+                except Exception as exc:
+                    return error_response(request, exc)
             return await refusal.slow_response()
 
         return rate_limit

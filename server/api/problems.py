@@ -202,21 +202,27 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
             raise
         return _http_problem(exc, language(request))
     except Exception as exc:
-        lang = language(request)
-        body = known_problem(exc, lang)
-        if body is None:
-            log.exception("unhandled error on %s %s", request.method, request.path)
-            body = internal_error(lang)
-        headers = dict(exc.headers) if isinstance(exc, Problem) else {}
-        if body["status"] == 503:
-            headers.setdefault("Retry-After", "1")
-        headers["Content-Language"] = lang
-        return web.Response(
-            status=body["status"],
-            text=json.dumps(body, ensure_ascii=False),
-            content_type=CONTENT_TYPE,
-            headers=headers,
-        )
+        return error_response(request, exc)
+
+
+def error_response(request: web.Request, exc: Exception) -> web.Response:
+    """The problem document of an error raised while `request` was handled (a 500, logged with
+    its traceback, for one that is no known problem)."""
+    lang = language(request)
+    body = known_problem(exc, lang)
+    if body is None:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        body = internal_error(lang)
+    headers = dict(exc.headers) if isinstance(exc, Problem) else {}
+    if body["status"] == 503:
+        headers.setdefault("Retry-After", "1")
+    headers["Content-Language"] = lang
+    return web.Response(
+        status=body["status"],
+        text=json.dumps(body, ensure_ascii=False),
+        content_type=CONTENT_TYPE,
+        headers=headers,
+    )
 
 
 @web.middleware

@@ -15,14 +15,18 @@ signed in; `alive` tells the sockets' guard which of their sessions still hold
 
 **Known tokens, for the moves alone.** A move is the one request that comes many times a second,
 and its token's read was a round trip of its own: about 15% of a move's CPU under wrk, and a
-second wait for a pooled connection (bench/load.py). So
-a process remembers the tokens it verified (the most recent 10,000, each until its session
-expires or is due its `last_used_at` write), and a move of a remembered token (`known`) is not
-read first: its commit is made only if the session still holds, tested in the commit's own
-statement (`GameCommit.session`, `server.store.commits`), and every other answer to it (a
-refusal, a stored answer, a bad body, a missing scope) reads the token first
-(`server.api.access.confirm`). So the rule above still holds: from the moment a revocation
-commits, no move of its token is made and every answer to it is `401`, in every process.
+second wait for a pooled connection (bench/load.py). So a process remembers the tokens it
+verified (the most recent 10,000, each until its session expires or is due its `last_used_at`
+write, or ends in this process, or is found ended), and a move of a remembered token (`known`)
+is not read first: its commit is made only if the session still holds, tested in the commit's
+own statement (`GameCommit.session`, `server.store.commits`), and every other answer to it (a
+refusal, a stored answer, a bad body or game id, a missing scope, a spent rate budget) reads the
+token first (`server.api.access.confirm`); only a fault of the database is answered as it is.
+So the rule above still holds: a move of a token sent once its revocation has committed (its
+`204` received) is not made and is answered `401`, in every process. (A move already in flight
+at that moment may still be made, as before: its read of the token could have come first.)
+The first such move in a process is charged to its player's rate budget before it is refused;
+the token is then forgotten there.
 
 **Sign-in.** A wrong name, a guest's name and a wrong password are one answer
 (`InvalidCredentials`), after the same Argon2 work (`server.services.passwords`), so neither the
@@ -67,7 +71,7 @@ SCOPES = ("play", "race", "account", "read")
 ALL_SCOPES = frozenset(SCOPES)
 
 REMEMBERED = 10_000
-"""How many made-up tokens a process remembers."""
+"""How many made-up tokens a process remembers, and how many verified ones ("Known tokens")."""
 TOUCH_MS = 60_000
 """`last_used_at` is written at most this often per session."""
 FAILURES = 10
@@ -261,6 +265,7 @@ class SessionService:
             async with self.readers.begin() as session:
                 holder = await session_rows.holder_of(session, token_hash, now)
         if holder is None:
+            self._known.pop(token_hash, None)  # its session ended: no move of it is unread
             self._unknown[token_hash] = None
             if len(self._unknown) > REMEMBERED:
                 self._unknown.popitem(last=False)
@@ -375,5 +380,10 @@ class SessionService:
     def told(self, ended: set[str]) -> None:
         if not ended:
             return
+        # Their tokens are not known here any more: their next move is read (and refused)
+        # before anything else is done for it, a rate budget's charge included.
+        for token_hash, entry in list(self._known.items()):
+            if entry.principal.session_id in ended:
+                del self._known[token_hash]
         for listener in list(self.ended):
             listener(ended)

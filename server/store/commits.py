@@ -124,9 +124,18 @@ def _pg_statement(
     deadline = (
         "$3::bigint IS NOT NULL" if timed_out else "(deadline_ms IS NULL OR deadline_ms > $3)"
     )
+    # The session is the last parameter: its number is known once the others are counted.
+    last = (
+        n
+        + int(log)
+        + len(_RECORD_COLUMNS) * int(record)
+        + int(stats) * pg_arity(daily)
+        + int(notify)
+    )
+    held = f" AND EXISTS ({HOLDS_SQL.format(f'${last}', '$3')})" if session else ""
     parts = [
         f"g AS (UPDATE games SET {', '.join(sets)} WHERE id = $1 AND version = $2 "
-        f"AND {deadline}{{held}} RETURNING id, version, score)"
+        f"AND {deadline}{held} RETURNING id, version, score)"
     ]
     if log:
         parts.append(
@@ -145,9 +154,6 @@ def _pg_statement(
         parts += pg_ctes(n, daily)
         n += pg_arity(daily)
     final = f"SELECT pg_notify('{CHANNEL}', ${n}) FROM g" if notify else "SELECT 1 FROM g"
-    n += notify
-    held = f" AND EXISTS ({HOLDS_SQL.format(f'${n}', '$3')})" if session else ""
-    parts[0] = parts[0].format(held=held)
     return "WITH " + ", ".join(parts) + " " + final
 
 

@@ -9,13 +9,12 @@ idle), else `now() - pg_last_xact_replay_timestamp()`. That alone cannot see a s
 receiver has stopped (cut off from the primary, or its `primary_conninfo` gone): it has replayed
 all it received and looks caught up forever. So each check also marks the primary's flushed WAL
 position (`pg_current_wal_flush_lsn()`) while the primary answers, and a replica that has not
-replayed up to a mark taken more than the limit ago is behind by at least that mark's age. With
-the primary down no new mark is taken, and a replica that had replayed all the primary wrote is
-still caught up (SPEC 2.8: the replicas serve while the primary is down). A replica behind by
-more than the limit,
-or that does not answer within CHECK_TIMEOUT_S (on a connection of its own), is skipped until a
-later check finds it caught up; one whose connection meets a fault
-(`server.store.faults.unavailable`) is skipped at once.
+replayed up to a mark taken more than the limit ago is behind by at least that mark's age. While
+the primary does not answer, the marks are not used and the replica's own figures judge it
+(SPEC 2.8: the replicas serve while the primary is down, also one that missed its last WAL).
+A replica behind by more than the limit, or that does not answer within CHECK_TIMEOUT_S (on a
+connection of its own), is skipped until a later check finds it caught up; one whose connection
+meets a fault (`server.store.faults.unavailable`) is skipped at once.
 
 `route(sessionmaker)` wraps a sessionmaker of the primary: a session it makes is bound to the
 primary, except while the task's request is a lag-tolerant read (`CURRENT` holds its `Reads`,
@@ -63,6 +62,8 @@ LAG_SQL: Final = text(
 """Whether the server is a standby, its lag in seconds (0 when it has replayed all it received,
 NULL when it has replayed no transaction yet: not caught up) and how far it has replayed."""
 MARK_SQL: Final = text("SELECT pg_current_wal_flush_lsn()::text")
+MARKS_KEPT_S: Final = 600.0
+"""How long the primary's marks are kept: the longest lag a cut-off replica is reported with."""
 """The primary's WAL position, as far as a standby can have received it."""
 
 
@@ -142,8 +143,9 @@ class Replicas:
         )
         """The engine that marks the primary's WAL position (one connection)."""
         self.marks: deque[tuple[float, int]] = deque()
-        """(monotonic time, the primary's flushed WAL position), oldest first: those of the
-        last `max_lag_s` and the newest one before."""
+        """(monotonic time, the primary's flushed WAL position), oldest first, kept for
+        MARKS_KEPT_S (or the lag limit, if longer)."""
+        self.primary_answers = True
         self.replicas = [
             Replica(
                 index,
@@ -182,45 +184,66 @@ class Replicas:
     # ---------------------------------------------------------------- health
 
     async def check(self) -> None:
-        await self._mark()
-        await asyncio.gather(*(self._check(replica) for replica in self.replicas))
+        """Marks the primary and asks every replica at once (a primary that hangs delays no
+        replica's check), then judges each replica."""
+        marked, *found = await asyncio.gather(
+            self._mark(), *(self._ask(replica) for replica in self.replicas)
+        )
+        for replica, answer in zip(self.replicas, found, strict=True):
+            if isinstance(answer, str):
+                self._set(replica, None, answer)
+                continue
+            standby, lag, replayed = answer
+            seconds = 0.0 if not standby else (None if lag is None else max(0.0, float(lag)))
+            if marked and standby and seconds is not None and replayed is not None:
+                seconds = max(seconds, self.behind_s(lsn(replayed)))
+            self._set(replica, seconds, None)
 
-    async def _mark(self) -> None:
-        """Marks the primary's WAL position now, if it answers (else no mark: see above)."""
+    async def _mark(self) -> bool:
+        """Marks the primary's WAL position now; whether it answered. While it does not, the
+        marks are not used: a replica that missed the last WAL of a primary that has just gone
+        down would otherwise be behind a mark for as long as the primary stays down, and the
+        replicas serve while it is down (SPEC 2.8)."""
         if self.primary is None:
-            return
+            return False
         try:
             async with asyncio.timeout(CHECK_TIMEOUT_S):
                 async with self.primary.connect() as connection:
                     position = (await connection.execute(MARK_SQL)).scalar_one()
-        except Exception:  # the primary down: its own faults are the requests' to report
-            return
+        except Exception as exc:  # the primary down: the requests report its faults
+            if self.primary_answers:
+                log.warning("replica check: the primary's WAL position: %s", fault_line(exc))
+            self.primary_answers = False
+            return False
+        if not self.primary_answers:
+            log.info("replica check: the primary's WAL position is read again")
+        self.primary_answers = True
         now = time.monotonic()
         self.marks.append((now, lsn(position)))
-        while len(self.marks) > 1 and self.marks[1][0] <= now - self.max_lag_s:
-            self.marks.popleft()  # the newest mark older than the limit is all that is needed
+        horizon = max(self.max_lag_s, MARKS_KEPT_S)
+        while len(self.marks) > 1 and self.marks[1][0] <= now - horizon:
+            self.marks.popleft()
+        return True
 
     def behind_s(self, replayed: int) -> float:
         """How long ago the primary had WAL that a replica which replayed up to `replayed`
-        lacks: the age of the oldest mark past it (0: it has all that was marked)."""
+        lacks: the age of the oldest mark past it (0: it has all that was marked; at most
+        MARKS_KEPT_S, or the lag limit if that is longer, and a check period)."""
         now = time.monotonic()
         for at, position in self.marks:
             if position > replayed:
                 return now - at
         return 0.0
 
-    async def _check(self, replica: Replica) -> None:
+    async def _ask(self, replica: Replica) -> tuple[Any, Any, Any] | str:
+        """The replica's answer to LAG_SQL, or why it gave none."""
         try:
             async with asyncio.timeout(CHECK_TIMEOUT_S):
                 async with replica.checker.connect() as connection:
                     standby, lag, replayed = (await connection.execute(LAG_SQL)).one()
         except Exception as exc:  # a fault, or a replica that cannot serve (a wrong URL)
-            self._set(replica, None, f"not answering ({fault_line(exc)})")
-            return
-        seconds = 0.0 if not standby else (None if lag is None else max(0.0, float(lag)))
-        if standby and seconds is not None and replayed is not None:
-            seconds = max(seconds, self.behind_s(lsn(replayed)))
-        self._set(replica, seconds, None)
+            return f"not answering ({fault_line(exc)})"
+        return standby, lag, replayed
 
     def _set(self, replica: Replica, lag_s: float | None, why: str | None) -> None:
         replica.lag_s = lag_s

@@ -252,24 +252,27 @@ def _holder(row: Any) -> Holder | None:
 
 
 class TokenReader:
-    """`holder_of` on the database driver itself: every request with a token reads its session
-    (`server.services.sessions`), and through SQLAlchemy's async session that read cost ~800 µs
-    of CPU (a transaction's BEGIN and COMMIT, the ORM's rows), about what the rest of a move
-    costs. Here it is one statement: on a small asyncpg pool of its own (PostgreSQL), or on a
-    reader thread with its own connection (SQLite, whose WAL lets it read beside the writer)."""
+    """`holder_of` on the database driver itself: a request with a token reads its session
+    (`server.services.sessions`; a known token's move does not), and through SQLAlchemy's async
+    session that read cost ~800 µs of CPU (a transaction's BEGIN and COMMIT, the ORM's rows),
+    about what the rest of a move costs. Here it is one statement: on the commits' asyncpg pool
+    (PostgreSQL), or on a reader thread with its own connection (SQLite, whose WAL lets it read
+    beside the writer)."""
 
     def __init__(
         self,
         pool: DriverPool | None = None,
         path: str | None = None,
         wait_s: float = DEFAULT_DATABASE_WAIT_S,
+        owns_pool: bool = True,
     ) -> None:
         self.pool = pool
         self.wait_s = wait_s
         self.path = path
         self.executor: ThreadPoolExecutor | None = None
         self.connection: sqlite3.Connection | None = None
-        self.owns_pool = True
+        self.owns_pool = owns_pool
+        """Whether `close` closes the pool (not when it is the commits')."""
         if path is not None:
             self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-tokens")
 
@@ -279,15 +282,14 @@ class TokenReader:
     ) -> TokenReader:
         """The reader of the database at `url`; on PostgreSQL on `pool` (the commits' pool,
         closed by its owner) when it is given, else on a pool of its own. The commits' pool
-        serves both best: each request holds a connection for one statement, and a token
-        read that waited behind its own small pool (4 connections, before) was what made the
-        moves' latency tail (bench/load.py: p99 250 ms with 4, 100 ms sharing the 10)."""
+        serves both best: each request holds a connection for one statement, and a token read
+        that waited behind a small pool of its own (4 connections, before) was part of the
+        moves' latency tail (bench/load.py: p99 250 ms with 4 beside the commits' 10, 100 ms
+        with 10 beside 10; the fair gate, `server.store.db.DriverPool`, did the rest)."""
         if is_sqlite(url):
             return cls(path=make_url(async_url(url)).database or ":memory:", wait_s=wait_s)
         if pool is not None:
-            reader = cls(pool=pool, wait_s=wait_s)
-            reader.owns_pool = False
-            return reader
+            return cls(pool=pool, wait_s=wait_s, owns_pool=False)
         return cls(pool=await open_pool(url, 10, wait_s), wait_s=wait_s)
 
     def _connection(self) -> sqlite3.Connection:

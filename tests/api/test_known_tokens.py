@@ -10,9 +10,13 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
+from server.app import create_app
 from server.keys import SESSIONS
+from server.settings import Settings
+from server.store import sessions as session_rows
 from tests.api.boards_helpers import Clock
 from tests.api.helpers import problem
+from tests.conftest import ClientFactory
 from tests.names import unique_name
 
 CODE = "RU1-C-AAAAAFN"
@@ -67,7 +71,12 @@ async def refused_every_way(
     client: TestClient[Any, Any], token: str, game_id: str, applied_key: str
 ) -> None:
     """Every kind of move of `token` is a 401 problem: legal, illegal, malformed, a keyed
-    retry of a move that was applied (its stored answer is not given), a fresh keyed move."""
+    retry of a move that was applied (its stored answer is not given), a fresh keyed move, a
+    move on another player's game, on no game, on a malformed game id."""
+    stranger = await sign_up(client)
+    theirs = await new_game(client, stranger["token"])
+    for path in (theirs, "00000000-0000-4000-8000-000000000000", "not-a-game-id"):
+        await problem(await move(client, token, path, {"card": "AC", "to": "f"}), 401)
     for body, key in (
         ({"action": "undo"}, None),  # legal: the game has a move to undo
         ({"card": "KS", "to": "f"}, None),  # illegal
@@ -156,3 +165,54 @@ async def test_a_known_token_without_the_play_scope_is_403_until_revoked(
     assert response.status == 204
     await problem(await move(client, token, game_id, {"card": "AC", "to": "f"}), 401)
     assert await version(client, made["token"], game_id) == 0
+
+
+async def test_a_known_token_s_moves_are_not_looked_up_first(
+    client: TestClient[Any, Any],
+) -> None:
+    """The point of it all: once the process knows a token, its moves read no session (the
+    commit tests it), and its other requests still do."""
+    made = await sign_up(client)
+    game_id = await new_game(client, made["token"])
+    tokens = client.app[SESSIONS].tokens
+    assert tokens is not None
+    lookups: list[str] = []
+    read = tokens.holder
+
+    async def counted(token_hash: str, now_ms: int) -> Any:
+        lookups.append(token_hash)
+        return await read(token_hash, now_ms)
+
+    tokens.holder = counted  # type: ignore[method-assign]
+    try:
+        for body in ({"card": "AC", "to": "f"}, {"action": "undo"}) * 3:
+            response = await move(client, made["token"], game_id, body)
+            assert response.status == 200, await response.text()
+        assert lookups == []  # new_game verified the token: no move read it
+        assert await version(client, made["token"], game_id) == 6
+        assert len(lookups) == 1  # a read of the game reads the token
+    finally:
+        tokens.holder = read  # type: ignore[method-assign]
+
+
+async def test_a_revoked_known_token_over_its_rate_budget_is_401_not_429(
+    aiohttp_client: ClientFactory, database_url: str
+) -> None:
+    """A known token's move is charged to its player's budget before the token is read; a
+    spent budget is answered only once the token is read: a revoked token gets its 401."""
+    settings = Settings(database_url=database_url, rate_limit=0.625, migrate=False)
+    client = await aiohttp_client(create_app(settings))  # 5 requests every 8 s a player
+    made = await sign_up(client)
+    phone = await second_device(client, made["name"])
+    game_id = await new_game(client, phone["token"])
+    statuses = []
+    for _ in range(6):  # the phone's player's budget is spent
+        response = await move(client, phone["token"], game_id, {"card": "KS", "to": "f"})
+        statuses.append(response.status)
+    assert statuses[-1] == 429, statuses
+    # The session ends as another process would end it: this process is not told.
+    sessions = client.app[SESSIONS]
+    async with sessions.writers.begin() as db:
+        assert await session_rows.delete_session(db, made["id"], phone["session"]["id"])
+    body = await problem(await move(client, phone["token"], game_id, {"action": "undo"}), 401)
+    assert body["type"].endswith("/unauthorized")
