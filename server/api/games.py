@@ -78,8 +78,8 @@ async def get_game(request: web.Request) -> web.Response:
 @routes.post("/api/v1/games/{id}/moves")
 @checked_at_commit
 async def act(request: web.Request) -> web.Response:
+    game_id = path_id(request)  # a malformed id is a 404 whatever the token, as on every route
     try:
-        game_id = path_id(request)
         player = await authenticate(request, "play")
         key = idempotency_key(request.headers.get("Idempotency-Key"), "Idempotency-Key")
         body = await read_json(request, ActionIn)

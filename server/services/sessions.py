@@ -20,7 +20,7 @@ verified (the most recent 10,000, each until its session expires or is due its `
 write, or ends in this process, or is found ended), and a move of a remembered token (`known`)
 is not read first: its commit is made only if the session still holds, tested in the commit's
 own statement (`GameCommit.session`, `server.store.commits`), and every other answer to it (a
-refusal, a stored answer, a bad body or game id, a missing scope, a spent rate budget) reads the
+refusal, a stored answer, a bad body, no such game, a missing scope, a spent rate budget) reads the
 token first (`server.api.access.confirm`); only a fault of the database is answered as it is.
 So the rule above still holds: a move of a token sent once its revocation has committed (its
 `204` received) is not made and is answered `401`, in every process. (A move already in flight
