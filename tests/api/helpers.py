@@ -4,7 +4,9 @@ cards a position hides (computed locally with the engine)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -13,6 +15,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
 from server.engine import DealCode, Game, card_text, parse_action
+from server.keys import SESSIONS
 from tests.conftest import Api, load_data
 
 PROBLEM_TYPE = "application/problem+json"
@@ -224,3 +227,22 @@ def cross_versions_2_and_3(monkeypatch: Any, broker: Any, game_id: str) -> None:
             deliver(*late.pop())
 
     monkeypatch.setattr(broker, "deliver", crossing)
+
+
+@contextlib.asynccontextmanager
+async def token_reads(client: TestClient[Any, Any]) -> AsyncIterator[list[str]]:
+    """The token hashes whose sessions are read (`TokenReader.holder`) while it lasts."""
+    tokens = client.app[SESSIONS].tokens
+    assert tokens is not None
+    lookups: list[str] = []
+    read = tokens.holder
+
+    async def counted(token_hash: str, now_ms: int) -> Any:
+        lookups.append(token_hash)
+        return await read(token_hash, now_ms)
+
+    tokens.holder = counted  # type: ignore[method-assign]
+    try:
+        yield lookups
+    finally:
+        tokens.holder = read  # type: ignore[method-assign]

@@ -21,10 +21,10 @@ import server.services.deals
 from server.api.limits import IN_FLIGHT_PER_ADDRESS
 from server.api.problems import known_problem
 from server.app import create_app
-from server.keys import BUDGET, SESSIONS, SOLVER
+from server.keys import BUDGET, SOLVER
 from server.settings import Settings, async_url
 from server.store.faults import unavailable
-from tests.api.helpers import problem, read_answer
+from tests.api.helpers import problem, read_answer, token_reads
 from tests.conftest import ClientFactory
 
 SLOW_DEAL = "RU1-R-AAAABOC"
@@ -143,22 +143,10 @@ async def test_a_database_with_no_connection_to_give_is_a_503(database_url: str)
 async def test_a_made_up_token_is_looked_up_once(client: TestClient[Any, Any]) -> None:
     """Flooding with a made-up token costs one database read, not one a request (the read of a
     token is on the driver: `server.store.sessions.TokenReader`)."""
-    tokens = client.app[SESSIONS].tokens
-    assert tokens is not None
-    lookups: list[str] = []
-    read = tokens.holder
-
-    async def counted(token_hash: str, now_ms: int) -> Any:
-        lookups.append(token_hash)
-        return await read(token_hash, now_ms)
-
-    tokens.holder = counted  # type: ignore[method-assign]
-    try:
+    async with token_reads(client) as lookups:
         for _ in range(5):
             response = await client.post(
                 "/api/v1/games", json={}, headers={"Authorization": "Bearer made-up-token"}
             )
             await problem(response, 401)
-    finally:
-        tokens.holder = read  # type: ignore[method-assign]
     assert len(lookups) == 1, lookups

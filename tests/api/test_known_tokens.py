@@ -15,7 +15,7 @@ from server.keys import SESSIONS
 from server.settings import Settings
 from server.store import sessions as session_rows
 from tests.api.boards_helpers import Clock
-from tests.api.helpers import problem
+from tests.api.helpers import problem, token_reads
 from tests.conftest import ClientFactory
 from tests.names import unique_name
 
@@ -174,25 +174,13 @@ async def test_a_known_token_s_moves_are_not_looked_up_first(
     commit tests it), and its other requests still do."""
     made = await sign_up(client)
     game_id = await new_game(client, made["token"])
-    tokens = client.app[SESSIONS].tokens
-    assert tokens is not None
-    lookups: list[str] = []
-    read = tokens.holder
-
-    async def counted(token_hash: str, now_ms: int) -> Any:
-        lookups.append(token_hash)
-        return await read(token_hash, now_ms)
-
-    tokens.holder = counted  # type: ignore[method-assign]
-    try:
+    async with token_reads(client) as lookups:
         for body in ({"card": "AC", "to": "f"}, {"action": "undo"}) * 3:
             response = await move(client, made["token"], game_id, body)
             assert response.status == 200, await response.text()
         assert lookups == []  # new_game verified the token: no move read it
         assert await version(client, made["token"], game_id) == 6
         assert len(lookups) == 1  # a read of the game reads the token
-    finally:
-        tokens.holder = read  # type: ignore[method-assign]
 
 
 async def test_a_revoked_known_token_over_its_rate_budget_is_401_not_429(

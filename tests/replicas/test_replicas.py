@@ -51,6 +51,28 @@ async def board(client: TestClient[Any, Any]) -> tuple[str | None, list[str]]:
     return response.headers.get("X-Read-From"), [e["game_id"] for e in body["entries"]]
 
 
+async def skipped_while_writing(
+    client: TestClient[Any, Any], auth: dict[str, str], game_id: str, api: Api, what: str
+) -> None:
+    """Moves on the primary (it goes on writing) until the board is read on the primary: the
+    replica is skipped."""
+    actions = iter(WON["actions"])
+
+    async def skipped() -> bool:
+        card, to = next(actions).split("-")
+        await api.act(auth, game_id, {"card": card, "to": to})
+        return (await board(client))[0] == "primary"
+
+    await eventually(skipped, timeout=20, what=what)
+
+
+async def used_again(client: TestClient[Any, Any], what: str) -> None:
+    async def on_replica() -> bool:
+        return (await board(client))[0] == "replica"
+
+    await eventually(on_replica, what=what)
+
+
 async def reads(client: TestClient[Any, Any]) -> dict[str, float]:
     """The server's `solitaire_db_reads_total` by target."""
     text = await (await client.get("/metrics")).text()
@@ -195,14 +217,7 @@ async def test_a_replica_past_the_lag_limit_is_skipped_until_it_catches_up(
     game_id = (await api.game(auth, code=WON["code"]))["id"]
     await databases.pair.standby.pause()
     try:
-        actions = iter(WON["actions"])
-
-        async def skipped() -> bool:
-            card, to = next(actions).split("-")  # the primary goes on writing
-            await api.act(auth, game_id, {"card": card, "to": to})
-            return (await board(client))[0] == "primary"
-
-        await eventually(skipped, timeout=20, what="the paused replica being skipped")
+        await skipped_while_writing(client, auth, game_id, api, "the paused replica being skipped")
         lag = replicas.replicas[0].lag_s
         assert lag is None or lag > 1.0
         metrics = await (await client.get("/metrics")).text()
@@ -211,10 +226,7 @@ async def test_a_replica_past_the_lag_limit_is_skipped_until_it_catches_up(
     finally:
         await databases.pair.standby.resume()
 
-    async def used_again() -> bool:
-        return (await board(client))[0] == "replica"
-
-    await eventually(used_again, what="the resumed replica being used again")
+    await used_again(client, "the resumed replica being used again")
 
 
 async def test_a_replica_cut_off_from_the_primary_is_skipped_until_it_streams_again(
@@ -228,14 +240,7 @@ async def test_a_replica_cut_off_from_the_primary_is_skipped_until_it_streams_ag
     game_id = (await api.game(auth, code=WON["code"]))["id"]
     conninfo = await databases.pair.standby.cut_off()
     try:
-        actions = iter(WON["actions"])
-
-        async def skipped() -> bool:
-            card, to = next(actions).split("-")  # the primary goes on writing
-            await api.act(auth, game_id, {"card": card, "to": to})
-            return (await board(client))[0] == "primary"
-
-        await eventually(skipped, timeout=20, what="the cut-off replica being skipped")
+        await skipped_while_writing(client, auth, game_id, api, "the cut-off replica being skipped")
         lag = replicas.replicas[0].lag_s
         assert lag is not None and lag > 1.0
         standby = await asyncpg.connect(databases.standby_url)
@@ -249,10 +254,7 @@ async def test_a_replica_cut_off_from_the_primary_is_skipped_until_it_streams_ag
     finally:
         await databases.pair.standby.reconnect(conninfo)
 
-    async def used_again() -> bool:
-        return (await board(client))[0] == "replica"
-
-    await eventually(used_again, what="the reconnected replica being used again")
+    await used_again(client, "the reconnected replica being used again")
 
 
 async def test_with_the_primary_stopped_boards_answer_and_moves_are_503(
