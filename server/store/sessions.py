@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -73,15 +73,10 @@ async def holder_of(session: AsyncSession, token_hash: str, now_ms: int) -> Hold
 
 
 async def holds(session: AsyncSession, session_id: str, now_ms: int) -> bool:
-    """Whether the session holds at `now_ms` (`HOLDS_SQL`)."""
+    """Whether the session holds at `now_ms` (`HOLDS_SQL`, the commit's own test)."""
     found = await session.execute(
-        select(SessionRow.id)
-        .join(Player, Player.id == SessionRow.player_id)
-        .where(
-            SessionRow.id == session_id,
-            Player.deleted_ms.is_(None),
-            (SessionRow.expires_ms.is_(None)) | (SessionRow.expires_ms > now_ms),
-        )
+        text(HOLDS_SQL.format(":session_id", ":now_ms")),
+        {"session_id": session_id, "now_ms": now_ms},
     )
     return found.first() is not None
 
