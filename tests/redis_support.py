@@ -75,6 +75,13 @@ async def subscriptions(client: Any, pid: int) -> int | None:
     return None
 
 
+async def publishing(client: Any, pid: int) -> bool:
+    """Whether the publishing connection of server process `pid` is connected to Redis."""
+    return any(
+        entry.get("name") == f"solitaire-publisher-{pid}" for entry in await client.client_list()
+    )
+
+
 async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 10) -> None:
     """Waits for `check` to hold (a subscription takes effect a moment after it is asked)."""
     loop = asyncio.get_running_loop()

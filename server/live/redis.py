@@ -68,6 +68,8 @@ class RedisBroker(Broker):
         self.origin = uuid.uuid4().hex
         self.name = f"solitaire-events-{os.getpid()}"
         """The subscriber's client name in Redis (`CLIENT LIST`)."""
+        self.publisher_name = f"solitaire-publisher-{os.getpid()}"
+        """The publishing connection's."""
         self.writer: Any = None
         """The publishing connection, while it works: commands are written on it at once."""
         self.replies = asyncio.Semaphore(0)
@@ -179,6 +181,7 @@ class RedisBroker(Broker):
             if self.writer is writer:
                 log.warning("publishing events to Redis failed: %s", exc)
                 self.writer = None
+                self.replies.release()  # wakes `_replies_forever`, which connects again
             return
         for _ in commands:
             self.replies.release()
@@ -194,7 +197,11 @@ class RedisBroker(Broker):
         while True:
             # No socket timeout: a write is then made at once, not in a task of its own.
             pool: Any = ConnectionPool.from_url(
-                self.url, socket_timeout=None, socket_connect_timeout=5, retry=Retry(NoBackoff(), 0)
+                self.url,
+                socket_timeout=None,
+                socket_connect_timeout=5,
+                retry=Retry(NoBackoff(), 0),
+                client_name=self.publisher_name,
             )
             try:
                 connection = await pool.get_connection()
@@ -206,6 +213,8 @@ class RedisBroker(Broker):
                 refused = False
                 while self.writer is connection:
                     await self.replies.acquire()
+                    if self.writer is not connection:  # a write failed (`_send`)
+                        break
                     try:
                         await connection.read_response()
                     except ResponseError as exc:  # Redis refused one (out of memory...)

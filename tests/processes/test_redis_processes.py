@@ -27,6 +27,7 @@ from tests.redis_support import (
     eventually,
     game_channel,
     numsub,
+    publishing,
     race_channel,
     redis,
     subscriptions,
@@ -254,6 +255,11 @@ async def test_watchers_hear_moves_again_once_redis_is_back(
                 await admin.aclose()
                 admin = Redis.from_url(server.url)
                 await subscribed(admin, a, 1)  # A subscribed again by itself
+                pid = b.process.pid
+                # And B publishes again by itself: its publisher, like A's subscriber, tries
+                # every half second, so either can be back first (an event B sent before its
+                # publisher was back would be lost too, as the class docstring says).
+                await eventually(lambda: publishing(admin, pid), f"process {pid} publishes again")
 
                 await act(session, b.base, auth, game_id, "AC-f")
                 # The undo was lost to A while Redis was away (or was sent once it came back,
