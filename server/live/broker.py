@@ -3,12 +3,11 @@
 A broker routes the event of each committed action to the local watchers of that game:
 
 - `LocalBroker` (SQLite, or one process): the service hands it the change after the commit.
-- `PgBroker` (PostgreSQL, the zero-setup default): the change is sent with `pg_notify` inside its
-  own transaction (`payload()` is written by the commit itself), so PostgreSQL delivers it on
-  commit and only on commit, to every process that listens, this one included; a dedicated
-  asyncpg connection LISTENs and reconnects when it is dropped. Every event of every game goes
-  to every process, and PostgreSQL serializes the commits of notifying transactions on one
-  global lock: right for one machine, the wall beyond it.
+- `PgBroker` (PostgreSQL, the zero-setup default): the change is sent with `pg_notify` after
+  its commit, batched with the other changes of the moment (one notifying transaction, not one
+  per commit: see its docstring), to every process that listens, this one included; a
+  dedicated asyncpg connection LISTENs, sends, and reconnects when it is dropped. Every event of
+  every game goes to every process: right for one machine, the wall beyond it.
 - `RedisBroker` (`BROKER_URL=redis://...`, on either database): Redis pub/sub with one channel
   per game and per race; each process subscribes only to the channels of what its sockets watch
   or its taps follow, and publishes after the commit (see its docstring).
@@ -40,9 +39,6 @@ Watcher = Callable[[int, Change], None]
 
 class Broker:
     """The local half, common to both: who watches which game here."""
-
-    carries_answers = False
-    """Whether `payload()` needs the change's encoded answer (`encode_answer`)."""
 
     def __init__(self) -> None:
         self.watchers: dict[str, set[Watcher]] = {}
@@ -80,10 +76,6 @@ class Broker:
             except Exception:  # a broken watcher must not stop the others
                 log.exception("watcher failed")
 
-    def payload(self, applied: Applied, answer: str | None) -> str | None:
-        """What the change's commit sends with `pg_notify` (None: nothing)."""
-        return None
-
     def unsubscribe_all(self, key: str) -> None:
         self.watchers.pop(key, None)
 
@@ -94,6 +86,13 @@ class Broker:
 
     async def published(self, applied: Applied) -> None:
         """Called after the change's transaction committed."""
+
+    def delivered_here(self, applied: Applied) -> None:
+        """The change to this process's own watchers and taps of its game."""
+        game_id = applied.view.row.id
+        if self.watchers.get(game_id):
+            self.deliver(game_id, applied.view.row.version, applied)
+        self.tapped(applied)
 
     async def ready(self, key: str, timeout: float = 5.0) -> bool:
         """Waits until the changes of `key` made in other processes reach this one (a new
@@ -124,7 +123,4 @@ class Broker:
 
 class LocalBroker(Broker):
     async def published(self, applied: Applied) -> None:
-        game_id = applied.view.row.id
-        if self.watchers.get(game_id):
-            self.deliver(game_id, applied.view.row.version, applied)
-        self.tapped(applied)
+        self.delivered_here(applied)

@@ -1,6 +1,6 @@
 """Delivery across processes through PostgreSQL's LISTEN/NOTIFY (the default on PostgreSQL):
-the change is sent with `pg_notify` inside its own transaction, so it is delivered on commit and
-only on commit, to every process that listens."""
+the change is sent with `pg_notify` after its commit, in a batch with the other changes of the
+moment, to every process that listens (this one included: its own watchers hear it so too)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from server.live.broker import Broker
-from server.services.values import Applied
+from server.services.values import Applied, encode_answer
 from server.store.db import CHANNEL, asyncpg_connect_args
 from server.store.faults import log_fault
 
@@ -18,7 +18,22 @@ log = logging.getLogger(__name__)
 
 
 class PgBroker(Broker):
-    carries_answers = True
+    """LISTEN/NOTIFY on one channel (`CHANNEL`), through one connection that listens and sends.
+
+    The change is not notified by its commit but after it (`published`), batched: every change
+    committed in one moment goes out in one transaction of `pg_notify`s, in order, on the
+    listening connection. PostgreSQL serialises the commits of transactions that notify on one
+    global lock, held until their commit record is flushed, so a commit that notified waited
+    for the flush of every other one before it (no group commit): measured with 32 clients,
+    1-statement commits went from 10,000-12,000 a second to 2,200-3,300 with a `pg_notify` each.
+    Batched, the moves' commits are flushed together again, and the lock is taken once a batch.
+
+    What that costs: an event is sent after its commit is acknowledged, so a process that dies
+    in between loses it for the other processes' watchers (never the move). They see the gap in
+    the versions of the events and watch again with `since`, as with Redis (`RedisBroker`); while
+    the listening connection is down, this process's own watchers get the events directly.
+    """
+
     RECONNECT_DELAY = 0.5
     PROBE_INTERVAL = 10.0
     CONNECT_S = 5.0
@@ -32,11 +47,32 @@ class PgBroker(Broker):
         self.signals: set[str] = set()
         self.in_use = asyncio.Lock()
         self.signaller: asyncio.Task[None] | None = None
+        self.events: list[tuple[Applied, str]] = []
+        """Changes committed and not sent yet, in the order of their commits."""
+        self.sender: asyncio.Task[None] | None = None
 
-    def payload(self, applied: Applied, answer: str | None) -> str | None:
-        assert answer is not None
+    async def published(self, applied: Applied) -> None:
+        """Queued, not awaited: the changes of one moment go out together (`_send_events`)."""
         row = applied.view.row
-        return f"{row.id} {row.version} {answer}"
+        self.events.append((applied, f"{row.id} {row.version} {encode_answer(applied)}"))
+        if self.sender is None or self.sender.done():
+            self.sender = asyncio.create_task(self._send_events())
+
+    async def _send_events(self) -> None:
+        while self.events:
+            events, self.events = self.events, []
+            connection = self.connection
+            if connection is not None:
+                try:
+                    async with self.in_use:
+                        await connection.executemany(
+                            "SELECT pg_notify($1, $2)", [(CHANNEL, text) for _, text in events]
+                        )
+                    continue  # this process hears them too, as the others do
+                except Exception as exc:
+                    log_fault(log, f"sending {len(events)} game events failed", exc)
+            for applied, _ in events:  # not sent: this process's own watchers get them at least
+                self.delivered_here(applied)
 
     async def signal(self, key: str) -> None:
         """Queued, not awaited: the signals of one moment go out together, one per key (the
@@ -102,10 +138,11 @@ class PgBroker(Broker):
             await asyncio.wait_for(self.listening.wait(), 10)
 
     async def close(self) -> None:
-        if self.signaller is not None:
-            self.signaller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.signaller
+        for task in (self.sender, self.signaller):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self.task is not None:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -26,8 +26,8 @@ class RedisBroker(Broker):
       process subscribes to a channel when the first local watcher of its key (or tap of its
       game) comes, and unsubscribes when the last one goes: other games' events never reach it.
     - The change is published after its commit (`PUBLISH`), written at once on a connection of
-      its own whose replies a task reads, so the commit carries no `pg_notify`, the event leaves
-      as the action is answered, and the answer does not wait for Redis. The changes a process
+      its own whose replies a task reads, so the event leaves as the action is answered, and
+      the answer does not wait for Redis. The changes a process
       makes to a game go out in order (the service publishes under the game's lock); changes
       to one game made by two processes moments apart may not: v6 published by one can reach a
       watcher before v5 published by the other. A watcher keeps the highest version it has
@@ -151,13 +151,11 @@ class RedisBroker(Broker):
 
     async def published(self, applied: Applied) -> None:
         """The change is encoded here, after its commit: nothing is kept for a change whose
-        commit fails (the commit carries nothing, so `payload()` is the base's None)."""
+        commit fails."""
         row = applied.view.row
-        if self.watchers.get(row.id):
-            self.deliver(row.id, row.version, applied)
         if self.wanted(row.id):
             self.heard[row.id] = row.version
-        self.tapped(applied)
+        self.delivered_here(applied)
         data = f"{self.origin} {row.version} {encode_answer(applied)}"
         # The last change first: a subscriber confirmed after the PUBLISH reads it.
         last = ("SET", self.PREFIX + "last:" + row.id, data, "EX", self.LAST_TTL_S)
@@ -170,8 +168,8 @@ class RedisBroker(Broker):
 
     async def _send(self, *commands: tuple[Any, ...]) -> None:
         """Writes the commands now (no wait for a task to be scheduled, nor for the replies):
-        the event leaves as the action is answered, as a NOTIFY leaves with its commit. While
-        Redis is away, nothing is sent (see the class docstring)."""
+        the event leaves as the action is answered. While Redis is away, nothing is sent (see
+        the class docstring)."""
         writer = self.writer
         if writer is None:
             return

@@ -512,11 +512,9 @@ class GameService:
                         next_row(view.row, decision, now), view.player_name, decision.game, now
                     ),
                 )
-                answer = None
-                if key is not None or self.broker.carries_answers:
-                    answer = encode_answer(applied)
                 record = None
-                if key is not None and player is not None and answer is not None:
+                if key is not None and player is not None:
+                    answer = encode_answer(applied)
                     record = IdempotencyRecord(player.id, key, fingerprint, answer, now)
                 outcome = await self.committer.commit(
                     GameCommit(
@@ -524,7 +522,6 @@ class GameService:
                         move=decision.move,
                         at_ms=now,
                         record=record,
-                        notify=self.broker.payload(applied, answer),
                         timed_out=decision.time_out is not None,
                         stats=stats_rows.finish_of(view.row, applied.view.row),
                         session=session,

@@ -2,13 +2,14 @@
 
 A `GameCommit` is "update the game if it is still at the version before this one", with, in the
 same transaction, the move-log entry (for an action), the idempotency record (for a request
-with an `Idempotency-Key`), the player's statistics when the change finishes a solo game
-(`server.store.stats`) and, on PostgreSQL, the watchers' notification (delivered on commit
-and only on commit). Through SQLAlchemy's async layer each statement costs about 200 µs of CPU,
-so this runs on the database driver itself, with the fewest round trips each database allows:
+with an `Idempotency-Key`) and the player's statistics when the change finishes a solo game
+(`server.store.stats`). The watchers' events are sent after it (`server.live`): a `pg_notify`
+in the commit would serialise every commit on PostgreSQL's notify lock. Through SQLAlchemy's
+async layer each statement costs about 200 µs of CPU, so this runs on the database driver
+itself, with the fewest round trips each database allows:
 
 - PostgreSQL: one statement (`WITH g AS (UPDATE ... WHERE version = $2 RETURNING ...), m AS
-  (INSERT INTO moves ...), k AS (INSERT INTO idempotency_keys ...) SELECT pg_notify(...)`) in
+  (INSERT INTO moves ...), k AS (INSERT INTO idempotency_keys ...) SELECT 1 FROM g`) in
   its own implicit transaction, on an asyncpg pool.
 - SQLite: `BEGIN IMMEDIATE; UPDATE ...; INSERT ...; INSERT ...; COMMIT` in one hop to a
   dedicated writer thread with its own connection.
@@ -38,7 +39,7 @@ from typing import Any, Protocol
 from sqlalchemy.engine import make_url
 
 from server.settings import DEFAULT_DATABASE_WAIT_S, async_url, is_sqlite
-from server.store.db import CHANNEL, DriverPool, configure_sqlite_connection, open_pool, pooled
+from server.store.db import DriverPool, configure_sqlite_connection, open_pool, pooled
 from server.store.records import STATE_FIELDS, GameRecord
 from server.store.sessions import HOLDS_SQL
 from server.store.stats import Finish, pg_arity, pg_ctes, sqlite_apply
@@ -66,7 +67,7 @@ class IdempotencyRecord:
 class GameCommit:
     """One accepted change at `at_ms`: `row` is the game after it (at the version after the
     expected one); `move` makes its move-log entry (None for a change that is not a move);
-    `record` is stored with it; `notify` is the payload to `pg_notify` (PostgreSQL).
+    `record` is stored with it.
     `timed_out` marks the time-out of a race game, the one change it takes at or after its
     deadline: every other change of a race game is conditional on the deadline too."""
 
@@ -74,7 +75,6 @@ class GameCommit:
     at_ms: int
     move: str | None = None
     record: IdempotencyRecord | None = None
-    notify: str | None = None
     timed_out: bool = False
     stats: Finish | None = None
     """The figures this change adds to its player's statistics when it finishes a solo game
@@ -104,7 +104,6 @@ _RECORD_COLUMNS = ("player_id", "key", "fingerprint", "answer", "created_ms")
 def _pg_statement(
     log: bool,
     record: bool,
-    notify: bool,
     timed_out: bool = False,
     stats: bool = False,
     daily: bool = False,
@@ -112,7 +111,7 @@ def _pg_statement(
 ) -> str:
     """The one statement of a commit: $1 the game id, $2 the expected version, $3 the time of
     the change, then the state columns, then the move text (`log`), the record's columns
-    (`record`), the statistics (`stats`), the payload (`notify`) and the session that must still
+    (`record`), the statistics (`stats`) and the session that must still
     hold (`session`). A race game takes nothing at or after its deadline but its time-out
     (`timed_out`)."""
     n = 4
@@ -125,13 +124,7 @@ def _pg_statement(
         "$3::bigint IS NOT NULL" if timed_out else "(deadline_ms IS NULL OR deadline_ms > $3)"
     )
     # The session is the last parameter: its number is known once the others are counted.
-    last = (
-        n
-        + int(log)
-        + len(_RECORD_COLUMNS) * int(record)
-        + int(stats) * pg_arity(daily)
-        + int(notify)
-    )
+    last = n + int(log) + len(_RECORD_COLUMNS) * int(record) + int(stats) * pg_arity(daily)
     held = f" AND EXISTS ({HOLDS_SQL.format(f'${last}', '$3')})" if session else ""
     parts = [
         f"g AS (UPDATE games SET {', '.join(sets)} WHERE id = $1 AND version = $2 "
@@ -152,9 +145,7 @@ def _pg_statement(
         n += len(_RECORD_COLUMNS)
     if stats:  # the finish of a solo game: its figures (`Finish.args()`), a won daily's day too
         parts += pg_ctes(n, daily)
-        n += pg_arity(daily)
-    final = f"SELECT pg_notify('{CHANNEL}', ${n}) FROM g" if notify else "SELECT 1 FROM g"
-    return "WITH " + ", ".join(parts) + " " + final
+    return "WITH " + ", ".join(parts) + " SELECT 1 FROM g"
 
 
 class PgCommitter:
@@ -181,14 +172,11 @@ class PgCommitter:
             args += [getattr(c.record, name) for name in _RECORD_COLUMNS]
         if c.stats is not None:
             args += c.stats.args()
-        if c.notify is not None:
-            args.append(c.notify)
         if c.session is not None:
             args.append(c.session)
         sql = _pg_statement(
             c.move is not None,
             c.record is not None,
-            c.notify is not None,
             c.timed_out,
             c.stats is not None,
             c.stats is not None and c.stats.daily_day is not None,

@@ -33,7 +33,7 @@ from server.store.faults import unavailable
 
 MIGRATIONS = migrations_dir()
 CHANNEL = "solitaire_events"
-"""The PostgreSQL NOTIFY channel of game events (`server.live.postgres`, `server.store.commits`)."""
+"""The PostgreSQL NOTIFY channel of game events (`server.live.postgres`)."""
 
 
 def make_engine(

@@ -18,12 +18,12 @@ from server.store.stats import pg_arity
 
 FORMS = [
     flags
-    for flags in itertools.product((False, True), repeat=7)
-    if not flags[5] or flags[4]  # a daily's day comes only with the statistics
+    for flags in itertools.product((False, True), repeat=6)
+    if not flags[4] or flags[3]  # a daily's day comes only with the statistics
 ]
 
 
-def count(log: bool, record: bool, notify: bool, stats: bool, daily: bool, session: bool) -> int:
+def count(log: bool, record: bool, stats: bool, daily: bool, session: bool) -> int:
     """How many parameters `PgCommitter.commit` sends for a form."""
     return (
         3
@@ -31,17 +31,16 @@ def count(log: bool, record: bool, notify: bool, stats: bool, daily: bool, sessi
         + int(log)
         + len(_RECORD_COLUMNS) * int(record)
         + (pg_arity(daily) if stats else 0)
-        + int(notify)
         + int(session)
     )
 
 
 @pytest.mark.parametrize("flags", FORMS)
 def test_the_parameters_are_numbered_without_a_gap(flags: tuple[bool, ...]) -> None:
-    log, record, notify, timed_out, stats, daily, session = flags
-    sql = _pg_statement(log, record, notify, timed_out, stats, daily, session)
+    log, record, timed_out, stats, daily, session = flags
+    sql = _pg_statement(log, record, timed_out, stats, daily, session)
     used = {int(number) for number in re.findall(r"\$(\d+)", sql)}
-    assert used == set(range(1, count(log, record, notify, stats, daily, session) + 1)), sql
+    assert used == set(range(1, count(log, record, stats, daily, session) + 1)), sql
 
 
 async def test_postgresql_prepares_every_form(database_url: str) -> None:
@@ -49,11 +48,9 @@ async def test_postgresql_prepares_every_form(database_url: str) -> None:
         pytest.skip("PostgreSQL's statement (this test runs on PostgreSQL)")
     connection = await asyncpg.connect(**asyncpg_connect_args(database_url))
     try:
-        for log, record, notify, timed_out, stats, daily, session in FORMS:
-            sql = _pg_statement(log, record, notify, timed_out, stats, daily, session)
+        for log, record, timed_out, stats, daily, session in FORMS:
+            sql = _pg_statement(log, record, timed_out, stats, daily, session)
             statement = await connection.prepare(sql)
-            assert len(statement.get_parameters()) == count(
-                log, record, notify, stats, daily, session
-            )
+            assert len(statement.get_parameters()) == count(log, record, stats, daily, session)
     finally:
         await connection.close()
