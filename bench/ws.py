@@ -109,9 +109,9 @@ async def ws_round(seconds: float, keyed: bool, broker: str) -> dict[str, list[f
 
         failed: list[BaseException] = []
 
-        async def watcher(game_id: str, ready: asyncio.Event) -> None:
+        async def watcher(game_id: str, ready: asyncio.Event, n: int) -> None:
             try:
-                async with session.ws_connect(base_b + "/api/v1/live") as ws:
+                async with session.ws_connect(base_b + "/api/v1/live", headers=proxied(n)) as ws:
                     await ws.send_json({"type": "watch", "game_id": game_id})
                     async for msg in ws:
                         data = json.loads(msg.data)
@@ -129,14 +129,15 @@ async def ws_round(seconds: float, keyed: bool, broker: str) -> dict[str, list[f
             for _ in range(WATCHERS):
                 ready = asyncio.Event()
                 readies.append(ready)
-                tasks.append(asyncio.create_task(watcher(p.game_id, ready)))
+                tasks.append(asyncio.create_task(watcher(p.game_id, ready, len(tasks))))
         await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 180)
         if failed:
             raise RuntimeError(f"{len(failed)} watchers failed, the first with {failed[0]!r}")
         deadline = time.perf_counter() + seconds
 
         async def play(player: Player) -> None:
-            async with session.ws_connect(base_a + "/api/v1/live", headers=player.auth) as ws:
+            headers = player.auth | proxied(players.index(player))
+            async with session.ws_connect(base_a + "/api/v1/live", headers=headers) as ws:
                 n = 0
                 version = 0
                 while time.perf_counter() < deadline:
@@ -181,13 +182,22 @@ async def ws_round(seconds: float, keyed: bool, broker: str) -> dict[str, list[f
     }
 
 
+def proxied(n: int) -> dict[str, str]:
+    """The headers of client `n`'s socket as a proxy passes them on: its own address. The
+    servers run with TRUST_FORWARDED, as behind deploy/nginx.conf, so the sockets of the
+    players and watchers count against the caps of an address each (64 connections, 32 live
+    sockets), not all against 127.0.0.1's."""
+    return {"X-Forwarded-For": f"10.1.{n // 250}.{n % 250 + 1}"}
+
+
 async def start_pair(broker: str) -> tuple[Server, Server]:
-    """The broker's two processes on its database."""
+    """The broker's two processes on its database (TRUST_FORWARDED: see `proxied`)."""
     url = str(URL(PG_URL).with_path("/" + DATABASES[broker]))
     args = ["-m", "server", "--database-url", url]
     saved = os.environ.pop("BROKER_URL", None)
     if broker == "redis":
         os.environ["BROKER_URL"] = REDIS_URL
+    os.environ["TRUST_FORWARDED"] = "1"
     try:
         a = await start(args, PORTS[broker][0])
         try:
@@ -196,6 +206,7 @@ async def start_pair(broker: str) -> tuple[Server, Server]:
             stop(a)
             raise
     finally:
+        os.environ.pop("TRUST_FORWARDED", None)
         os.environ.pop("BROKER_URL", None)
         if saved is not None:
             os.environ["BROKER_URL"] = saved
