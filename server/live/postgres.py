@@ -37,6 +37,7 @@ class PgBroker(Broker):
     RECONNECT_DELAY = 0.5
     PROBE_INTERVAL = 10.0
     CONNECT_S = 5.0
+    CLOSE_S = 1.0
 
     def __init__(self, url: str) -> None:
         super().__init__()
@@ -138,6 +139,11 @@ class PgBroker(Broker):
             await asyncio.wait_for(self.listening.wait(), 10)
 
     async def close(self) -> None:
+        # The last changes' events still go out (a stopping process's last moves are heard by
+        # the others' watchers), if that takes at most a second.
+        pending = [task for task in (self.sender, self.signaller) if task and not task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=self.CLOSE_S)
         for task in (self.sender, self.signaller):
             if task is not None:
                 task.cancel()

@@ -21,6 +21,7 @@ from aiohttp.test_utils import TestClient
 
 from server.keys import BROKER
 from server.live.postgres import PgBroker
+from server.services.values import decode_answer
 from server.settings import is_sqlite
 from server.store.db import CHANNEL
 from tests.conftest import Api
@@ -92,6 +93,32 @@ async def test_own_watchers_hear_the_moves_while_the_listening_connection_is_dow
         event = json.loads(message.data)
         assert (event["type"], event["version"]) == ("event", version), event
     await ws.close()
+
+
+async def test_a_closing_broker_sends_the_events_it_still_holds(
+    client: TestClient[Any, Any], api: Api, database_url: str
+) -> None:
+    """A stopping process's last changes still reach the others' watchers: `close` lets the
+    batch queued by `published` go out before it stops the sender."""
+    broker = client.app[BROKER]
+    assert isinstance(broker, PgBroker)
+    await eventually(lambda: _true(broker.connection is not None), "the broker listens")
+    heard: asyncio.Queue[str] = asyncio.Queue()
+    listener = await asyncpg.connect(database_url)
+    try:
+        await listener.add_listener(CHANNEL, lambda *args: heard.put_nowait(args[-1]))
+        _, auth = await api.player()
+        game_id = (await api.game(auth, code=CODE))["id"]
+        await api.act(auth, game_id, MOVES[0])
+        text = await asyncio.wait_for(heard.get(), 5)
+        applied = decode_answer(text.split(" ", 2)[2])
+        assert (applied.view.row.id, applied.view.row.version) == (game_id, 1)
+        # Queued, and the broker closed before its sender has run once.
+        await broker.published(applied)
+        await broker.close()
+        assert await asyncio.wait_for(heard.get(), 5) == text
+    finally:
+        await listener.close()
 
 
 async def _true(value: bool) -> bool:
