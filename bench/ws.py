@@ -195,6 +195,7 @@ async def start_pair(broker: str) -> tuple[Server, Server]:
     url = str(URL(PG_URL).with_path("/" + DATABASES[broker]))
     args = ["-m", "server", "--database-url", url]
     saved = os.environ.pop("BROKER_URL", None)
+    trusted = os.environ.get("TRUST_FORWARDED")
     if broker == "redis":
         os.environ["BROKER_URL"] = REDIS_URL
     os.environ["TRUST_FORWARDED"] = "1"
@@ -207,6 +208,8 @@ async def start_pair(broker: str) -> tuple[Server, Server]:
             raise
     finally:
         os.environ.pop("TRUST_FORWARDED", None)
+        if trusted is not None:
+            os.environ["TRUST_FORWARDED"] = trusted
         os.environ.pop("BROKER_URL", None)
         if saved is not None:
             os.environ["BROKER_URL"] = saved

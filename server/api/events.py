@@ -261,8 +261,8 @@ async def game_events(request: web.Request) -> web.StreamResponse:
                     changed, change = changes.get_nowait()
                     if changed > seen + 1:
                         # A change came before the one above what was sent (two processes'
-                        # changes crossed, with Redis): the versions between are read from the
-                        # move log, so that the stream's ids stay whole, with nothing lost.
+                        # changes crossed, with either broker): the versions between are read
+                        # from the move log, so that the stream's ids stay whole, nothing lost.
                         view, entries = await games.missed(game_id, who, seen, MISSED_LIMIT)
                         if view.row.version - seen > MISSED_LIMIT:
                             return response  # too far behind: the client reconnects

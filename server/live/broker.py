@@ -5,15 +5,16 @@ A broker routes the event of each committed action to the local watchers of that
 - `LocalBroker` (SQLite, or one process): the service hands it the change after the commit.
 - `PgBroker` (PostgreSQL, the zero-setup default): the change is sent with `pg_notify` after
   its commit, batched with the other changes of the moment (one notifying transaction, not one
-  per commit: see its docstring), to every process that listens, this one included; a
-  dedicated asyncpg connection LISTENs, sends, and reconnects when it is dropped. Every event of
+  per commit: see its docstring), to every process that listens (this one's own watchers get
+  it at once); a dedicated asyncpg connection LISTENs, sends, and reconnects when it is
+  dropped. Every event of
   every game goes to every process: right for one machine, the wall beyond it.
 - `RedisBroker` (`BROKER_URL=redis://...`, on either database): Redis pub/sub with one channel
   per game and per race; each process subscribes only to the channels of what its sockets watch
   or its taps follow, and publishes after the commit (see its docstring).
 
 The payload is the change as data (the encoding an idempotency record keeps,
-`server.store.commits.encode_answer`), and the watchers get it as a value: the `Applied` change,
+`server.services.values.encode_answer`), and the watchers get it as a value: the `Applied` change,
 decoded once in the process that delivers it, and only when that process has watchers (or taps)
 of the game. Delivery renders nothing: the watchers' `event` message is rendered at the edge
 (`server.api.render`), once per version for all the watchers of a process. Watchers are
@@ -38,7 +39,7 @@ Watcher = Callable[[int, Change], None]
 
 
 class Broker:
-    """The local half, common to both: who watches which game here."""
+    """The local half, common to all: who watches which game here."""
 
     def __init__(self) -> None:
         self.watchers: dict[str, set[Watcher]] = {}
@@ -85,7 +86,8 @@ class Broker:
         self.deliver(key, 0, None)
 
     async def published(self, applied: Applied) -> None:
-        """Called after the change's transaction committed."""
+        """Called after the change's transaction committed, under the game's lock: one
+        process's changes of a game come here in the order of their commits."""
 
     def delivered_here(self, applied: Applied) -> None:
         """The change to this process's own watchers and taps of its game."""

@@ -214,7 +214,7 @@ async def raw(client: TestClient[Any, Any], request: bytes) -> tuple[int, dict[s
 
 def cross_versions_2_and_3(monkeypatch: Any, broker: Any, game_id: str) -> None:
     """Makes `broker` deliver version 2 of `game_id` after version 3, as two processes'
-    changes of one game may cross on Redis (undone by `monkeypatch`)."""
+    changes of one game may cross on either broker (undone by `monkeypatch`)."""
     deliver = broker.deliver
     late: list[tuple[str, int, Any]] = []
 

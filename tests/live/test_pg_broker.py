@@ -1,7 +1,7 @@
 """The PostgreSQL broker in one process (`server.live.postgres.PgBroker`), on a real PostgreSQL:
-the actions' commits notify nothing; the broker sends their events after them, in batches, on
-its own listening connection; and while that connection is down the process's own watchers
-still get the events.
+the actions' commits notify nothing; the broker sends their events after them on its own
+listening connection; the process's own watchers get them at once, also while that connection
+is down, and the others get them once it is back; a closing broker sends what it holds.
 
 A notification names the backend that sent it: a listener of the test sees that every event
 comes from the broker's connection, never from a connection of the commits' pool (a
@@ -66,9 +66,12 @@ async def test_the_events_come_after_the_commits_from_the_brokers_connection(
     assert heard.empty()
 
 
-async def test_own_watchers_hear_the_moves_while_the_listening_connection_is_down(
+async def test_while_the_listening_connection_is_down_own_watchers_hear_and_the_rest_waits(
     client: TestClient[Any, Any], api: Api, database_url: str
 ) -> None:
+    """The moves made while the broker's connection is down reach this process's watchers at
+    once, and the other processes (a listener of the test) once it is back, in order; this
+    process's watchers do not get them twice when they come back as its own notifications."""
     broker = client.app[BROKER]
     assert isinstance(broker, PgBroker)
     _, auth = await api.player()
@@ -76,22 +79,34 @@ async def test_own_watchers_hear_the_moves_while_the_listening_connection_is_dow
     ws = await client.ws_connect(LIVE)
     await ws.send_json({"type": "watch", "id": 1, "game_id": game_id})
     assert json.loads((await ws.receive(5)).data)["type"] == "watching"
-
-    await eventually(lambda: _true(broker.connection is not None), "the broker listens")
-    broker.RECONNECT_DELAY = 60  # stays down for the test
-    admin = await asyncpg.connect(database_url)
+    heard: asyncio.Queue[str] = asyncio.Queue()
+    listener = await asyncpg.connect(database_url)
     try:
-        await admin.execute("SELECT pg_terminate_backend($1)", broker.connection.get_server_pid())
-    finally:
-        await admin.close()
-    await eventually(lambda: _true(broker.connection is None), "the broker's connection drops")
+        await listener.add_listener(CHANNEL, lambda *args: heard.put_nowait(args[-1]))
+        await eventually(lambda: _true(broker.connection is not None), "the broker listens")
+        broker.RECONNECT_DELAY = 3  # the moves below are made before it connects again
+        await listener.execute(
+            "SELECT pg_terminate_backend($1)", broker.connection.get_server_pid()
+        )
+        await eventually(lambda: _true(broker.connection is None), "the broker's connection drops")
 
-    for version, move in enumerate(MOVES, start=1):
-        await api.act(auth, game_id, move)
-        message = await ws.receive(5)
-        assert message.type == WSMsgType.TEXT, message
-        event = json.loads(message.data)
-        assert (event["type"], event["version"]) == ("event", version), event
+        for version, move in enumerate(MOVES, start=1):
+            await api.act(auth, game_id, move)
+            message = await ws.receive(5)
+            assert message.type == WSMsgType.TEXT, message
+            event = json.loads(message.data)
+            assert (event["type"], event["version"]) == ("event", version), event
+        assert broker.connection is None  # all three were made while it was down
+        assert heard.empty()
+
+        texts = [await asyncio.wait_for(heard.get(), 10) for _ in MOVES]
+        assert [text.split(" ", 2)[:2] for text in texts] == [
+            [game_id, str(version)] for version in range(1, len(MOVES) + 1)
+        ]
+        await ws.send_json({"type": "ping", "id": "p"})
+        assert json.loads((await ws.receive(5)).data)["type"] == "pong"  # and no event again
+    finally:
+        await listener.close()
     await ws.close()
 
 

@@ -2,9 +2,9 @@
 
 A game is subscribed to first, then read, so nothing committed in between is missed: changes
 that arrive meanwhile are held, and sent after the snapshot if they are newer. Each version is
-sent once, in order: a change older than what was sent is dropped (with Redis, two processes'
-changes of one game may cross; the client detects a gap by the versions and watches again with
-`since`). A change is rendered once per version for all the watchers of this process
+sent once, in order: a change older than what was sent is dropped (two processes' changes of
+one game may cross, with either broker; the client detects a gap by the versions and watches
+again with `since`). A change is rendered once per version for all the watchers of this process
 (`LiveTexts`).
 
 Watching a game this connection already watches answers again (`watching`, or `resync`) and
