@@ -7,8 +7,8 @@ A broker routes the event of each committed action to the local watchers of that
   its commit, batched with the other changes of the moment (one notifying transaction, not one
   per commit: see its docstring), to every process that listens (this one's own watchers get
   it at once); a dedicated asyncpg connection LISTENs, sends, and reconnects when it is
-  dropped. Every event of
-  every game goes to every process: right for one machine, the wall beyond it.
+  dropped. Every event of every game goes to every process: right for one machine, the wall
+  beyond it.
 - `RedisBroker` (`BROKER_URL=redis://...`, on either database): Redis pub/sub with one channel
   per game and per race; each process subscribes only to the channels of what its sockets watch
   or its taps follow, and publishes after the commit (see its docstring).

@@ -27,10 +27,10 @@ class RedisBroker(Broker):
       game) comes, and unsubscribes when the last one goes: other games' events never reach it.
     - The change is published after its commit (`PUBLISH`), written at once on a connection of
       its own whose replies a task reads, so the event leaves as the action is answered, and
-      the answer does not wait for Redis. The changes a process
-      makes to a game go out in order (the service publishes under the game's lock); changes
-      to one game made by two processes moments apart may not: v6 published by one can reach a
-      watcher before v5 published by the other. A watcher keeps the highest version it has
+      the answer does not wait for Redis. The changes a process makes to a game go out in
+      order (the service publishes under the game's lock); changes to one game made by two
+      processes moments apart may not: v6 published by one can reach a watcher before v5
+      published by the other. A watcher keeps the highest version it has
       seen and drops an older one (`server.api.live.games`); the v6 event carries the whole
       game, and the client, seeing v4 then v6, detects the gap by the versions and watches
       again with `since` for the move it missed, as it does for an event lost while Redis was
