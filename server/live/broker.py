@@ -85,9 +85,10 @@ class Broker:
         themselves (a race's watchers read its document)."""
         self.deliver(key, 0, None)
 
-    async def published(self, applied: Applied) -> None:
+    async def published(self, applied: Applied, answer: str | None = None) -> None:
         """Called after the change's transaction committed, under the game's lock: one
-        process's changes of a game come here in the order of their commits."""
+        process's changes of a game come here in the order of their commits. `answer` is the
+        change's `encode_answer`, when the commit made it already (for its idempotency record)."""
 
     def delivered_here(self, applied: Applied) -> None:
         """The change to this process's own watchers and taps of its game."""
@@ -124,5 +125,5 @@ class Broker:
 
 
 class LocalBroker(Broker):
-    async def published(self, applied: Applied) -> None:
+    async def published(self, applied: Applied, answer: str | None = None) -> None:
         self.delivered_here(applied)

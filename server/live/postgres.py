@@ -67,12 +67,12 @@ class PgBroker(Broker):
         """The listening connection's backend: the sender of this process's notifications."""
         self.sender: asyncio.Task[None] | None = None
 
-    async def published(self, applied: Applied) -> None:
+    async def published(self, applied: Applied, answer: str | None = None) -> None:
         """Delivered here at once; queued, not awaited, for the other processes: the changes of
         one moment go out together (`_send_events`)."""
         self.delivered_here(applied)
         row = applied.view.row
-        self.events.append(f"{row.id} {row.version} {encode_answer(applied)}")
+        self.events.append(f"{row.id} {row.version} {answer or encode_answer(applied)}")
         self._wake_sender()
 
     def _wake_sender(self) -> None:
@@ -80,38 +80,43 @@ class PgBroker(Broker):
             self.sender = asyncio.create_task(self._send_events())
 
     async def _send_events(self) -> None:
-        """Sends the queued events, a batch (all those queued) at a time, on the listening
-        connection. What cannot be sent is kept (see the class docstring); `_listen_forever`
-        wakes this again once it listens."""
-        import asyncpg
-
+        """Sends the queued events, a batch (all those queued) at a time. What cannot be sent
+        is kept (see the class docstring); `_listen_forever` wakes this again once it listens.
+        A batch the database refused is dropped: sending it again would be refused again."""
         while self.events:
             batch = list(self.events)
-            async with self.in_use:  # one operation at a time on the connection
-                connection = self.connection
-                if connection is not None:
-                    try:
-                        await connection.executemany(
-                            "SELECT pg_notify($1, $2)",
-                            [(CHANNEL, text) for text in batch],
-                            timeout=self.SEND_S,
-                        )
-                    except Exception as exc:
-                        log_fault(log, f"sending {len(batch)} game events failed", exc)
-                        if isinstance(exc, asyncpg.PostgresError) and not connection.is_closed():
-                            # Refused, the connection sound (another server's payload limit?):
-                            # sending them again would be refused again.
-                            del self.events[: len(batch)]
-                            continue
-                        connection.terminate()  # the listener connects again
-                    else:
-                        del self.events[: len(batch)]
-                        continue
-            if len(self.events) > self.HELD_MAX:
-                dropped = len(self.events) - self.HELD_MAX
-                log.warning("%d game events not sent to the other processes: too many", dropped)
-                del self.events[:dropped]
-            return
+            if await self._notify(batch, "game events") is False:
+                if len(self.events) > self.HELD_MAX:
+                    dropped = len(self.events) - self.HELD_MAX
+                    log.warning("%d game events not sent to the other processes: too many", dropped)
+                    del self.events[:dropped]
+                return
+            del self.events[: len(batch)]
+
+    async def _notify(self, texts: list[str], what: str) -> bool | None:
+        """Sends `texts` in one transaction of `pg_notify`s on the listening connection. True:
+        sent. None: refused by the database, the connection sound (another server's payload
+        limit?). False: not sent, for now: not listening, or the send failed or took over
+        `SEND_S`, and then the connection is ended (the listener connects again)."""
+        import asyncpg
+
+        async with self.in_use:  # one operation at a time on the connection
+            connection = self.connection
+            if connection is None:
+                return False
+            try:
+                await connection.executemany(
+                    "SELECT pg_notify($1, $2)",
+                    [(CHANNEL, text) for text in texts],
+                    timeout=self.SEND_S,
+                )
+                return True
+            except Exception as exc:
+                log_fault(log, f"sending {len(texts)} {what} failed", exc)
+                if isinstance(exc, asyncpg.PostgresError) and not connection.is_closed():
+                    return None
+                connection.terminate()
+                return False
 
     async def signal(self, key: str) -> None:
         """Delivered here at once; queued, not awaited, for the other processes: the signals of
@@ -125,17 +130,7 @@ class PgBroker(Broker):
     async def _send_signals(self) -> None:
         while self.signals:
             keys, self.signals = self.signals, set()
-            async with self.in_use:
-                connection = self.connection
-                if connection is not None:
-                    try:
-                        await connection.executemany(
-                            "SELECT pg_notify($1, $2)",
-                            [(CHANNEL, f"{key} 0 -") for key in keys],
-                            timeout=self.SEND_S,
-                        )
-                    except Exception as exc:
-                        log_fault(log, f"sending {len(keys)} signals failed", exc)
+            await self._notify([f"{key} 0 -" for key in keys], "signals")
 
     def _on_notification(self, _connection: Any, pid: int, _channel: str, payload: str) -> None:
         if pid == self.pid:  # this process's own, delivered here already

@@ -149,14 +149,14 @@ class RedisBroker(Broker):
 
     # ---------------------------------------------------------------- publishing
 
-    async def published(self, applied: Applied) -> None:
+    async def published(self, applied: Applied, answer: str | None = None) -> None:
         """The change is encoded here, after its commit: nothing is kept for a change whose
         commit fails."""
         row = applied.view.row
         if self.wanted(row.id):
             self.heard[row.id] = row.version
         self.delivered_here(applied)
-        data = f"{self.origin} {row.version} {encode_answer(applied)}"
+        data = f"{self.origin} {row.version} {answer or encode_answer(applied)}"
         # The last change first: a subscriber confirmed after the PUBLISH reads it.
         last = ("SET", self.PREFIX + "last:" + row.id, data, "EX", self.LAST_TTL_S)
         await self._send(last, ("PUBLISH", self.channel(row.id), data))

@@ -514,7 +514,7 @@ class GameService:
                 )
                 record = None
                 if key is not None and player is not None:
-                    answer = encode_answer(applied)
+                    answer = encode_answer(applied)  # stored, and sent to the watchers too
                     record = IdempotencyRecord(player.id, key, fingerprint, answer, now)
                 outcome = await self.committer.commit(
                     GameCommit(
@@ -529,7 +529,7 @@ class GameService:
                 )
                 if outcome is Outcome.COMMITTED:
                     slot.view = applied.view
-                    await self.broker.published(applied)
+                    await self.broker.published(applied, record.answer if record else None)
                     return applied, True
                 if outcome is Outcome.KEY_TAKEN and key is not None and player is not None:
                     stored = await self._stored(player, key, fingerprint)
