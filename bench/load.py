@@ -72,6 +72,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -131,14 +132,26 @@ class Server(subprocess.Popen[bytes]):
     log: IO[bytes]
 
 
-async def start(args: list[str], port: int, *, defaults: bool = False) -> Server:
+async def start(
+    args: list[str],
+    port: int,
+    *,
+    defaults: bool = False,
+    settings: Mapping[str, str | None] | None = None,
+) -> Server:
     """Start `python ARGS --port PORT` in ROOT and wait for its /readyz: with the rate limit
-    off, or with `defaults` the server's own settings (its rate limit on)."""
+    off, or with `defaults` the server's own settings (its rate limit on); `settings` set (or,
+    None, unset) variables of its environment on top."""
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     env = dict(os.environ, RATE_LIMIT="0", PYTHONPATH=path)
     if defaults:
         for name in ("RATE_LIMIT", "RATE_LIMIT_STORAGE", "BROKER_URL", "WORKERS"):
             env.pop(name, None)
+    for name, value in (settings or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     # The server's log goes to a file, closed by stop(): a pipe nobody reads could fill up.
     log = tempfile.TemporaryFile()  # noqa: SIM115
     process = Server(

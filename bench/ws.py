@@ -124,7 +124,7 @@ async def ws_round(seconds: float, keyed: bool, broker: str) -> dict[str, list[f
                 ready.set()
 
         readies = []
-        tasks = []
+        tasks: list[asyncio.Task[None]] = []
         for p in players:
             for _ in range(WATCHERS):
                 ready = asyncio.Event()
@@ -194,25 +194,13 @@ async def start_pair(broker: str) -> tuple[Server, Server]:
     """The broker's two processes on its database (TRUST_FORWARDED: see `proxied`)."""
     url = str(URL(PG_URL).with_path("/" + DATABASES[broker]))
     args = ["-m", "server", "--database-url", url]
-    saved = os.environ.pop("BROKER_URL", None)
-    trusted = os.environ.get("TRUST_FORWARDED")
-    if broker == "redis":
-        os.environ["BROKER_URL"] = REDIS_URL
-    os.environ["TRUST_FORWARDED"] = "1"
+    settings = {"BROKER_URL": REDIS_URL if broker == "redis" else None, "TRUST_FORWARDED": "1"}
+    a = await start(args, PORTS[broker][0], settings=settings)
     try:
-        a = await start(args, PORTS[broker][0])
-        try:
-            b = await start(args, PORTS[broker][1])
-        except BaseException:
-            stop(a)
-            raise
-    finally:
-        os.environ.pop("TRUST_FORWARDED", None)
-        if trusted is not None:
-            os.environ["TRUST_FORWARDED"] = trusted
-        os.environ.pop("BROKER_URL", None)
-        if saved is not None:
-            os.environ["BROKER_URL"] = saved
+        b = await start(args, PORTS[broker][1], settings=settings)
+    except BaseException:
+        stop(a)
+        raise
     return a, b
 
 
